@@ -1,0 +1,19 @@
+"""fastndcg: NDCG for millions of queries, under every definition in use, exactly and fast.
+
+The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit-learn's.
+"""
+
+from fastndcg._api import InvalidParameterError, ndcg, ndcg_score
+from fastndcg._backends import available_backends
+from fastndcg._result import NDCGResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "InvalidParameterError",
+    "NDCGResult",
+    "__version__",
+    "available_backends",
+    "ndcg",
+    "ndcg_score",
+]

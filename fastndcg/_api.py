@@ -1,0 +1,412 @@
+"""The validated public functions: :func:`ndcg` and the scikit-learn drop-in :func:`ndcg_score`."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fastndcg._backends import resolve_backend, run_plan
+from fastndcg._layout import Layout, align_ideal, build_layout
+from fastndcg._options import (
+    AGGREGATES,
+    IDEALS,
+    TIES,
+    ZERO_IDCG,
+    choose,
+    parse_cutoffs,
+    parse_discount,
+    parse_gain,
+)
+from fastndcg._plan import make_plan
+from fastndcg._result import NDCGResult, cutoff_label
+
+Cutoffs = int | Sequence[int | None] | None
+GainSpec = str | Sequence[float] | Mapping[float, float] | Callable[[np.ndarray], Any]
+DiscountSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], Any]
+
+
+def ndcg(
+    grades: Any,
+    scores: Any = None,
+    *,
+    qid: Any = None,
+    offsets: Any = None,
+    mask: Any = None,
+    k: Cutoffs = None,
+    gain: GainSpec = "exp2",
+    discount: DiscountSpec = "log2",
+    ideal: str = "recall",
+    ideal_grades: Any = None,
+    ideal_qid: Any = None,
+    ideal_offsets: Any = None,
+    max_grade: float | None = None,
+    ties: str = "average",
+    seed: int | None = None,
+    zero_idcg: str = "skip",
+    aggregate: str = "mean",
+    weights: Any = None,
+    backend: str = "auto",
+    n_threads: int | None = None,
+) -> NDCGResult:
+    r"""Normalised discounted cumulative gain of many ranked lists at once.
+
+    For a query whose items, ranked by descending score, have grades
+    :math:`g_1, g_2, \ldots, g_n`:
+
+    .. math::
+
+        \mathrm{DCG@k} = \sum_{r=1}^{\min(k, n)} G(g_r)\, D(r), \qquad
+        \mathrm{NDCG@k} = \frac{\mathrm{DCG@k}}{\mathrm{IDCG@k}}
+
+    with gain :math:`G`, discount :math:`D` and ideal :math:`\mathrm{IDCG}` chosen below.
+
+    Parameters
+    ----------
+    grades : array-like
+        Relevance grades. Flat 1-D (one entry per item; split into queries with ``qid`` or
+        ``offsets``, otherwise a single query), or dense 2-D ``(n_queries, list_len)``.
+    scores : array-like or None, default=None
+        Model scores, same shape as ``grades``; higher ranks first. None means the items are
+        already in ranked order (then ``ties`` does not apply).
+    qid : array-like, optional
+        Query id of every item (any dtype). Rows of a query need not be contiguous; they are
+        grouped stably and queries keep their order of first appearance.
+    offsets : array-like of int, optional
+        CSR offsets: query ``q`` owns items ``offsets[q]:offsets[q+1]``.
+    mask : array-like of bool, optional
+        For 2-D input: True for real items, False for padding.
+    k : int, list of (int or None), or None, default=None
+        Cutoff(s). Several cutoffs are computed in one pass. None: the whole list.
+    gain : {"exp2", "linear"}, sequence, dict or callable, default="exp2"
+        ``"exp2"``: :math:`2^g - 1` (grades >= 0); ``"linear"``: :math:`g`; a sequence is a
+        table indexed by integer grade; a dict maps grade -> gain; a callable maps an array of
+        grades to an array of gains.
+    discount : {"log2", "jarvelin", "reciprocal"}, array or callable, default="log2"
+        ``"log2"``: :math:`1/\log_2(r+1)`; ``"jarvelin"``: 1 for :math:`r = 1`, else
+        :math:`1/\log_2 r`; ``"reciprocal"``: :math:`1/r`; an array gives the discount of ranks
+        1, 2, ...; a callable maps an array of 1-based ranks to discounts.
+    ideal : {"recall", "local", "global", "max"}, default="recall"
+        ``"recall"``: the list's own grades sorted by gain; ``"local"``: the returned top k
+        re-sorted by gain (with ``ties="average"``, each slot a tie group straddling k fills
+        carries the group's mean gain); ``"global"``: the judgment list given by
+        ``ideal_grades`` with ``ideal_qid`` or ``ideal_offsets``, sorted by gain; ``"max"``:
+        every one of the k slots (all n when k is None) holds ``max_grade``.
+    ideal_grades, ideal_qid, ideal_offsets : array-like, optional
+        Judgment lists for ``ideal="global"``.
+    max_grade : float, optional
+        Grade filling every slot for ``ideal="max"``; default the largest grade in the data.
+    ties : {"average", "stable", "pessimistic", "optimistic", "random"}, default="average"
+        Order of items with equal scores. ``"average"``: the expected DCG over every order of
+        the tied items (each item of a tie group gets the group's mean gain), independent of
+        row order; ``"stable"``: input order; ``"pessimistic"`` / ``"optimistic"``: lower /
+        higher gain first; ``"random"``: a uniformly random order drawn from ``seed``.
+    seed : int, optional
+        Seed for ``ties="random"`` (reproducible); None draws a fresh one.
+    zero_idcg : {"skip", "zero", "one", "error"}, default="skip"
+        NDCG of a query whose IDCG@k is not positive (no relevant item): NaN and left out of the
+        aggregate (``"skip"``, counted in ``n_skipped``), 0, 1, or a ValueError.
+    aggregate : {"mean", "ratio"}, default="mean"
+        ``"mean"``: :math:`\sum_q w_q \mathrm{NDCG}_q / \sum_q w_q`; ``"ratio"``:
+        :math:`\sum_q w_q \mathrm{DCG}_q / \sum_q w_q \mathrm{IDCG}_q`, over the queries not
+        skipped.
+    weights : array-like, optional
+        Non-negative weight per query for the aggregate (default 1).
+    backend : {"auto", "numba", "numpy"}, default="auto"
+        ``"auto"`` uses numba when importable unless ``FASTNDCG_BACKEND`` says otherwise.
+    n_threads : int, optional
+        Numba threads for this call (restored afterwards); default: numba's current setting.
+
+    Returns
+    -------
+    NDCGResult
+        Per-query NDCG, DCG and IDCG, the aggregate per cutoff, query ids and skip counts.
+
+    Examples
+    --------
+    >>> import fastndcg
+    >>> result = fastndcg.ndcg([3, 2, 3, 0, 1, 2], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4], k=6)
+    >>> round(float(result), 4)
+    0.9488
+    """
+    cutoffs = parse_cutoffs(k)
+    tie_name = choose("ties", ties, tuple(TIES))
+    if tie_name == "random":
+        seed = _random_seed(seed)
+    elif seed is not None:
+        raise ValueError("seed= is only used with ties='random'")
+    return score_layout(
+        lambda: build_layout(grades, scores, qid=qid, offsets=offsets, mask=mask),
+        cutoffs=cutoffs,
+        gain=gain,
+        discount=discount,
+        ideal=ideal,
+        ideal_grades=ideal_grades,
+        ideal_qid=ideal_qid,
+        ideal_offsets=ideal_offsets,
+        max_grade=max_grade,
+        tie_mode=TIES[tie_name],
+        tie_name=tie_name,
+        tie_key=None,
+        seed=seed or 0,
+        zero_idcg=zero_idcg,
+        aggregate=aggregate,
+        weights=weights,
+        backend=backend,
+        n_threads=n_threads,
+    )
+
+
+def score_layout(
+    make_layout: Callable[[], Layout],
+    *,
+    cutoffs: tuple[int | None, ...],
+    gain: Any,
+    discount: Any,
+    ideal: str,
+    ideal_grades: Any,
+    ideal_qid: Any,
+    ideal_offsets: Any,
+    max_grade: float | None,
+    tie_mode: int,
+    tie_name: str,
+    tie_key: np.ndarray | None,
+    seed: int,
+    zero_idcg: str,
+    aggregate: str,
+    weights: Any,
+    backend: str,
+    n_threads: int | None,
+) -> NDCGResult:
+    """Shared engine behind every entry point: options are checked before any data is read."""
+    gain_spec = parse_gain(gain)
+    discount_spec = parse_discount(discount)
+    ideal_name = choose("ideal", ideal, tuple(IDEALS))
+    choose("zero_idcg", zero_idcg, ZERO_IDCG)
+    choose("aggregate", aggregate, AGGREGATES)
+    backend_name = resolve_backend(backend)
+    if ideal_name != "global" and not (ideal_grades is None and ideal_qid is None and ideal_offsets is None):
+        raise ValueError(
+            "ideal_grades/ideal_qid/ideal_offsets are judgment lists for ideal='global'; "
+            f"they are not used with ideal={ideal_name!r}"
+        )
+    layout = make_layout()
+    ideal_arrays = (
+        align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets)
+        if ideal_name == "global"
+        else None
+    )
+    plan = make_plan(
+        layout,
+        cutoffs=cutoffs,
+        gain=gain_spec,
+        discount=discount_spec,
+        tie_mode=tie_mode,
+        tie_key=tie_key,
+        seed=seed,
+        ideal_mode=IDEALS[ideal_name],
+        ideal=ideal_arrays,
+        max_grade=max_grade,
+    )
+    query_weights = _query_weights(weights, layout.n_queries)
+    dcg, idcg = run_plan(plan, backend_name, n_threads)
+    options = {
+        "gain": gain_spec.describe(),
+        "discount": discount_spec.describe(),
+        "ideal": ideal_name,
+        "ties": "ranked input" if layout.scores is None else tie_name,
+        "zero_idcg": zero_idcg,
+        "aggregate": aggregate,
+        "backend": backend_name,
+    }
+    return finish(layout.query_ids, cutoffs, dcg, idcg, zero_idcg, aggregate, query_weights, options)
+
+
+def finish(
+    query_ids: np.ndarray,
+    cutoffs: tuple[int | None, ...],
+    dcg: np.ndarray,
+    idcg: np.ndarray,
+    zero_idcg: str,
+    aggregate: str,
+    weights: np.ndarray | None,
+    options: dict[str, Any],
+) -> NDCGResult:
+    """Normalise DCG by IDCG, apply the zero-IDCG rule and aggregate per cutoff."""
+    relevant = idcg > 0
+    per_query = np.full_like(dcg, np.nan)
+    np.divide(dcg, idcg, out=per_query, where=relevant)
+    if zero_idcg == "error" and not relevant.all():
+        q, j = np.argwhere(~relevant)[0]
+        raise ValueError(
+            f"query {query_ids[q]!r} has no relevant item (IDCG{cutoff_label(cutoffs[j])} = "
+            f"{idcg[q, j]:g}) and zero_idcg='error'; pass zero_idcg='skip', 'zero' or 'one' to "
+            "score such queries"
+        )
+    if zero_idcg in ("zero", "one"):
+        per_query[~relevant] = 0.0 if zero_idcg == "zero" else 1.0
+        counted = np.ones_like(relevant)
+    else:
+        counted = relevant
+    w = np.ones(dcg.shape[0]) if weights is None else weights
+    counted_w = np.where(counted, w[:, None], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if aggregate == "mean":
+            totals = np.where(counted, per_query, 0.0) * counted_w
+            mean = totals.sum(axis=0) / counted_w.sum(axis=0)
+        else:
+            mean = (counted_w * dcg).sum(axis=0) / (counted_w * idcg).sum(axis=0)
+    if not counted.size:
+        mean = np.full(len(cutoffs), np.nan)
+    n_skipped = (~counted).sum(axis=0).astype(np.int64)
+    return NDCGResult(
+        k=cutoffs,
+        per_query=per_query,
+        dcg=dcg,
+        idcg=idcg,
+        mean=np.where(counted_w.sum(axis=0) > 0, mean, np.nan),
+        query_ids=query_ids,
+        n_skipped=n_skipped,
+        options=options,
+    )
+
+
+def _query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
+    if weights is None:
+        return None
+    w = np.asarray(weights)
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"weights must be numeric; got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.shape != (n_queries,):
+        raise ValueError(
+            f"weights must hold one weight per query: {n_queries} queries, weights of shape "
+            f"{w.shape}"
+        )
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        raise ValueError(f"weights must be finite and >= 0; weights[{bad[0]}] = {w[bad[0]]}")
+    return w
+
+
+def _random_seed(seed: Any) -> int:
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise TypeError(f"seed must be a non-negative int or None; got {seed!r}")
+    return int(seed) & 0xFFFFFFFFFFFFFFFF
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """Raised by :func:`ndcg_score` where scikit-learn raises its own InvalidParameterError."""
+
+
+def ndcg_score(
+    y_true: Any,
+    y_score: Any,
+    *,
+    k: int | None = None,
+    sample_weight: Any = None,
+    ignore_ties: bool = False,
+) -> float:
+    r"""Drop-in for ``sklearn.metrics.ndcg_score``: same semantics, same errors.
+
+    Each row of the dense 2-D inputs is one query. Linear gain, :math:`1/\log_2(r+1)`
+    discount, ideal from the row's own grades; with ``k`` both DCG and IDCG stop at rank k.
+    Tied scores are averaged (expected DCG over their orders) unless ``ignore_ties=True``, which
+    ranks by ``numpy.argsort(y_score)`` reversed, as scikit-learn does. Rows whose IDCG is 0
+    score 0 and count in the (optionally ``sample_weight``-ed) average.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples, n_labels)
+        Non-negative relevance of every item.
+    y_score : array-like of shape (n_samples, n_labels)
+        Predicted scores.
+    k : int, optional
+        Only the first k ranks count.
+    sample_weight : array-like of shape (n_samples,), optional
+        Weight of each row in the average.
+    ignore_ties : bool, default=False
+        Skip tie averaging.
+
+    Returns
+    -------
+    float
+        The average NDCG.
+
+    Examples
+    --------
+    >>> from fastndcg import ndcg_score
+    >>> round(ndcg_score([[10, 0, 0, 1, 5]], [[0.1, 0.2, 0.3, 4, 70]]), 4)
+    0.6957
+    """
+    if k is not None and (not isinstance(k, numbers.Integral) or k < 1):
+        raise InvalidParameterError(
+            "The 'k' parameter of ndcg_score must be an int in the range [1, inf) or None. "
+            f"Got {k!r} instead."
+        )
+    if not isinstance(ignore_ties, (bool, np.bool_)):
+        raise InvalidParameterError(
+            "The 'ignore_ties' parameter of ndcg_score must be an instance of 'bool' or an "
+            f"instance of 'numpy.bool'. Got {ignore_ties!r} instead."
+        )
+    true = _sklearn_check_array(y_true)
+    score = _sklearn_check_array(y_score)
+    lengths = [true.shape[0], score.shape[0]]
+    if sample_weight is not None:
+        lengths.append(np.asarray(sample_weight).shape[0])
+    if len(set(lengths)) > 1:
+        raise ValueError(
+            f"Found input variables with inconsistent numbers of samples: {lengths}"
+        )
+    if true.min() < 0:
+        raise ValueError("ndcg_score should not be used on negative y_true values.")
+    if true.ndim > 1 and true.shape[1] <= 1:
+        raise ValueError(
+            "Computing NDCG is only meaningful when there is more than 1 document. "
+            f"Got {true.shape[1]} instead."
+        )
+    if true.ndim == 1:
+        is_whole = np.all(true == np.floor(true))
+        kind = "continuous" if not is_whole else ("binary" if np.unique(true).size <= 2 else "multiclass")
+        raise ValueError(
+            "Only ('multilabel-indicator', 'continuous-multioutput', 'multiclass-multioutput') "
+            f"formats are supported. Got {kind} instead"
+        )
+    if score.shape != true.shape:
+        raise ValueError(
+            f"y_true and y_score must have the same shape; got {true.shape} and {score.shape}"
+        )
+    cut = None if k is None else int(k)
+    if ignore_ties:
+        order = np.argsort(score, axis=1)[:, ::-1]
+        result = ndcg(np.take_along_axis(true, order, axis=1), k=cut, gain="linear", zero_idcg="zero")
+    else:
+        result = ndcg(true, score, k=cut, gain="linear", zero_idcg="zero")
+    return float(np.average(result.per_query[:, 0], weights=sample_weight))
+
+
+def _sklearn_check_array(values: Any) -> np.ndarray:
+    """The subset of scikit-learn's ``check_array`` that ``ndcg_score`` relies on."""
+    array = np.asarray(values)
+    if array.dtype.kind in "US":
+        raise ValueError(
+            "dtype='numeric' is not compatible with arrays of bytes/strings.Convert your "
+            "data to numeric values explicitly instead."
+        )
+    array = array.astype(np.float64, copy=False)
+    if array.ndim > 2:
+        raise ValueError(f"Found array with dim {array.ndim}, while dim <= 2 is required.")
+    if array.shape[0] == 0:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is "
+            "required."
+        )
+    if np.isnan(array).any():
+        raise ValueError("Input contains NaN.")
+    if np.isinf(array).any():
+        raise ValueError("Input contains infinity or a value too large for dtype('float64').")
+    return array

@@ -1,0 +1,138 @@
+"""Choose the backend that runs a plan, and run it.
+
+``"numba"`` runs the parallel kernels of :mod:`fastndcg._kernels`; ``"numpy"`` runs the
+vectorised twin of :mod:`fastndcg._numpy`. ``"auto"`` picks numba when it can be imported and
+``FASTNDCG_BACKEND`` does not say otherwise. numba is imported lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from functools import cache
+from types import ModuleType
+
+import numpy as np
+
+from fastndcg._options import BACKENDS, choose
+from fastndcg._plan import Plan
+
+ENV_BACKEND = "FASTNDCG_BACKEND"
+_CHUNKS_PER_THREAD = 4
+_QUERY_COST_IN_ROWS = 8  # fixed per-query work, in row equivalents, when balancing chunks
+
+
+@cache
+def _numba_kernels() -> ModuleType | None:
+    try:
+        from fastndcg import _kernels
+    except ImportError:
+        return None
+    return _kernels
+
+
+def numba_available() -> bool:
+    """True when numba can be imported (then ``backend="numba"`` works)."""
+    return _numba_kernels() is not None
+
+
+def available_backends() -> tuple[str, ...]:
+    """Names of the backends that can run here, best first."""
+    return ("numba", "numpy") if numba_available() else ("numpy",)
+
+
+def resolve_backend(backend: str) -> str:
+    """Resolve ``"auto"`` (and the ``FASTNDCG_BACKEND`` override) to a concrete backend."""
+    choose("backend", backend, BACKENDS)
+    if backend == "auto":
+        backend = os.environ.get(ENV_BACKEND, "auto") or "auto"
+        choose(f"{ENV_BACKEND} environment variable", backend, BACKENDS)
+    if backend == "auto":
+        return "numba" if numba_available() else "numpy"
+    if backend == "numba" and not numba_available():
+        raise ImportError(
+            "backend='numba' needs numba, which cannot be imported here; install it "
+            "(pip install numba) or use backend='numpy'"
+        )
+    return backend
+
+
+@contextlib.contextmanager
+def numba_threads(n_threads: int | None) -> Iterator[int]:
+    """Run the block with ``n_threads`` Numba threads, restoring the previous count after."""
+    import numba
+
+    previous = numba.get_num_threads()
+    if n_threads is None:
+        yield previous
+        return
+    ceiling = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
+        raise TypeError(f"n_threads must be a positive int or None; got {n_threads!r}")
+    if not 1 <= n_threads <= ceiling:
+        raise ValueError(
+            f"n_threads must be between 1 and {ceiling} (NUMBA_NUM_THREADS, set before numba "
+            f"is imported, is the ceiling); got {n_threads}"
+        )
+    numba.set_num_threads(int(n_threads))
+    try:
+        yield int(n_threads)
+    finally:
+        numba.set_num_threads(previous)
+
+
+def chunk_bounds(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
+    """Split queries into at most ``n_chunks`` runs of about equal work (rows plus a fixed cost)."""
+    n_queries = offsets.size - 1
+    if n_queries == 0:
+        return np.zeros(1, dtype=np.int64)
+    cost = offsets + _QUERY_COST_IN_ROWS * np.arange(n_queries + 1)
+    targets = np.linspace(0, cost[-1], n_chunks + 1)
+    bounds = np.searchsorted(cost, targets, side="left").astype(np.int64)
+    bounds[0], bounds[-1] = 0, n_queries
+    return np.unique(bounds)
+
+
+def run_plan(plan: Plan, backend: str, n_threads: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """DCG and IDCG arrays (n_queries, n_cutoffs) for ``plan`` on a concrete backend."""
+    if backend == "numpy":
+        from fastndcg import _numpy
+
+        if n_threads is not None and (isinstance(n_threads, bool) or n_threads < 1):
+            raise ValueError(f"n_threads must be a positive int or None; got {n_threads!r}")
+        return _numpy.score_queries(plan)
+    kernels = _numba_kernels()
+    assert kernels is not None
+    with numba_threads(n_threads) as threads:
+        n_chunks = max(1, threads * _CHUNKS_PER_THREAD)
+        bounds = chunk_bounds(plan.offsets, n_chunks)
+        dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
+        idcg = np.zeros_like(dcg)
+        scores = plan.scores if plan.scores is not None else plan.discount[:0]
+        kernels.score_queries(
+            bounds,
+            plan.offsets,
+            plan.grades,
+            scores,
+            plan.scores is None,
+            plan.tie_mode,
+            plan.tie_key,
+            np.uint64(plan.seed),
+            plan.gain_mode,
+            plan.gain_table,
+            plan.n_levels,
+            plan.level_order,
+            plan.level_gain,
+            plan.discount,
+            plan.discount_prefix,
+            plan.cutoffs,
+            plan.k_max,
+            plan.ideal_mode,
+            plan.ideal_offsets,
+            plan.ideal_grades,
+            plan.max_gain,
+            dcg,
+            idcg,
+        )
+    return dcg, idcg

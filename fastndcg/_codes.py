@@ -1,0 +1,33 @@
+"""Integer codes shared by the option parser and both backends.
+
+Kernels take plain integers (no strings, no Python objects), so every option value that reaches
+a kernel is translated to one of these codes first.
+"""
+
+# How tied scores are ordered.
+TIE_AVERAGE = 0  # expected DCG over every order of the tied items
+TIE_STABLE = 1  # input order
+TIE_PESSIMISTIC = 2  # lower gain first
+TIE_OPTIMISTIC = 3  # higher gain first
+TIE_RANDOM = 4  # uniformly random order drawn from a seed
+TIE_KEY = 5  # ascending order of a caller-supplied integer key (e.g. docid rank)
+
+# How a grade becomes a gain.
+GAIN_EXP2 = 0  # 2**g - 1
+GAIN_LINEAR = 1  # g (also used for gains precomputed in Python)
+GAIN_TABLE = 2  # table[int(g)]
+
+# Which ideal DCG normalises a query.
+IDEAL_LOCAL = 0
+IDEAL_RECALL = 1
+IDEAL_GLOBAL = 2
+IDEAL_MAX = 3
+
+# Cutoff code for "the whole list".
+WHOLE_LIST = -1
+
+# Insertion-buffer selection is used when the number of items to select is at most this.
+SMALL_SELECT = 48
+
+# Integer grade levels at or below this count use histogram (counting) IDCG.
+MAX_HISTOGRAM_LEVELS = 256

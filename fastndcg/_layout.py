@@ -1,0 +1,373 @@
+"""Build the CSR layout every backend works on, and check the arrays that go into it.
+
+All queries live in one layout: ``offsets`` (int64, ``n_queries + 1`` entries, starting at 0 and
+ending at the number of rows) over flat ``grades`` and ``scores``. Query ``q`` owns rows
+``offsets[q]:offsets[q+1]``. Builders accept flat arrays with ``qid`` or ``offsets``, or dense
+2-D arrays with an optional padding ``mask``.
+
+dtype policy: grades and scores reach the kernels as float64, offsets as int64, all C-contiguous
+and read-only, so each kernel is compiled for a single signature. Arrays that are already
+float64/int64 are not copied. Nothing the caller passed is ever written to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_BLOCK = 1 << 20  # rows per block in validation scans, which bounds their temporary memory
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Queries in CSR form.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]``.
+    grades : ndarray of float64
+        Relevance grade of every row.
+    scores : ndarray of float64 or None
+        Model score of every row; None when rows are already in ranked order.
+    query_ids : ndarray
+        Identifier of every query, in layout order.
+    row_order : ndarray of int64 or None
+        ``row_order[r]`` is the input row that became layout row ``r``; None when no rows moved.
+    """
+
+    offsets: np.ndarray
+    grades: np.ndarray
+    scores: np.ndarray | None
+    query_ids: np.ndarray
+    row_order: np.ndarray | None = None
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return self.offsets.size - 1
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows (items) over all queries."""
+        return self.grades.size
+
+    def input_row(self, row: int) -> int:
+        """Input row that became layout row ``row`` (for error messages)."""
+        return int(row if self.row_order is None else self.row_order[row])
+
+    def query_of_row(self, row: int) -> Any:
+        """Query id of layout row ``row``."""
+        return self.query_ids[int(np.searchsorted(self.offsets, row, side="right")) - 1]
+
+
+def readonly(array: np.ndarray) -> np.ndarray:
+    """Return a read-only view, so kernels see one array type whatever the caller passed."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def as_numeric_vector(values: Any, name: str) -> np.ndarray:
+    """Return ``values`` as a 1-D C-contiguous float64 array, copying only when needed."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must be numeric (bool, int or float); got dtype {array.dtype}. "
+            f"Convert it first, e.g. {name}.astype(float)"
+        )
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional here; got shape {array.shape}")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def first_nonfinite(values: np.ndarray) -> int:
+    """Index of the first NaN or infinite value, or -1. Scans in blocks to bound memory."""
+    for start in range(0, values.size, _BLOCK):
+        block = values[start : start + _BLOCK]
+        finite = np.isfinite(block)
+        if not finite.all():
+            return start + int(np.argmin(finite))
+    return -1
+
+
+def first_nonintegral(values: np.ndarray) -> int:
+    """Index of the first value with a fractional part, or -1 (values must be finite)."""
+    for start in range(0, values.size, _BLOCK):
+        block = values[start : start + _BLOCK]
+        whole = block == np.floor(block)
+        if not whole.all():
+            return start + int(np.argmin(whole))
+    return -1
+
+
+def check_finite(values: np.ndarray, name: str, where: Any) -> None:
+    """Raise a ValueError naming the first NaN/inf entry of ``values``."""
+    bad = first_nonfinite(values)
+    if bad >= 0:
+        kind = "NaN" if np.isnan(values[bad]) else "infinite"
+        raise ValueError(
+            f"{name} has a {kind} value at {where(bad)}; "
+            f"{name} must be finite: drop or fill those rows first"
+        )
+
+
+def build_layout(
+    grades: Any,
+    scores: Any = None,
+    *,
+    qid: Any = None,
+    offsets: Any = None,
+    mask: Any = None,
+) -> Layout:
+    """Build the CSR layout from flat or dense input (see :func:`fastndcg.ndcg`)."""
+    grades_in = np.asarray(grades)
+    if grades_in.ndim == 2:
+        if qid is not None or offsets is not None:
+            raise ValueError(
+                "qid and offsets describe flat 1-D input; dense 2-D input has one query per "
+                "row (use mask= for padding)"
+            )
+        return _from_dense(grades_in, scores, mask)
+    if mask is not None:
+        raise ValueError(
+            "mask is for dense 2-D input; flat 1-D input is split with qid= or offsets="
+        )
+    if grades_in.ndim != 1:
+        raise ValueError(
+            f"grades must be 1-D (flat, with qid= or offsets=) or 2-D (one query per row); "
+            f"got shape {grades_in.shape}"
+        )
+    grade_vec = as_numeric_vector(grades_in, "grades")
+    score_vec = None if scores is None else as_numeric_vector(scores, "scores")
+    n = grade_vec.size
+    if score_vec is not None and score_vec.size != n:
+        raise ValueError(
+            f"grades and scores must have the same length; got {n} grades and "
+            f"{score_vec.size} scores"
+        )
+    if qid is not None and offsets is not None:
+        raise ValueError("pass qid= or offsets=, not both")
+    row_order = None
+    if offsets is not None:
+        offs = check_offsets(offsets, n, "offsets")
+        query_ids = np.arange(offs.size - 1, dtype=np.int64)
+    elif qid is not None:
+        offs, query_ids, row_order = group_rows(qid, n, "qid")
+    else:
+        offs = np.array([0, n], dtype=np.int64)
+        query_ids = np.arange(1, dtype=np.int64)
+    _check_rows(grade_vec, score_vec, lambda r: f"row {r}")
+    if row_order is not None:
+        grade_vec = grade_vec[row_order]
+        score_vec = None if score_vec is None else score_vec[row_order]
+    return Layout(
+        readonly(offs),
+        readonly(grade_vec),
+        None if score_vec is None else readonly(score_vec),
+        query_ids,
+        row_order,
+    )
+
+
+def _check_rows(grades: np.ndarray, scores: np.ndarray | None, where: Any) -> None:
+    check_finite(grades, "grades", where)
+    if scores is not None:
+        check_finite(scores, "scores", where)
+
+
+def _from_dense(grades: np.ndarray, scores: Any, mask: Any) -> Layout:
+    n_queries, width = grades.shape
+    if grades.dtype.kind not in "biuf":
+        raise TypeError(f"grades must be numeric; got dtype {grades.dtype}")
+    score_mat = None
+    if scores is not None:
+        score_mat = np.asarray(scores)
+        if score_mat.shape != grades.shape:
+            raise ValueError(
+                f"scores must have the same shape as grades: grades {grades.shape}, "
+                f"scores {score_mat.shape}"
+            )
+        if score_mat.dtype.kind not in "biuf":
+            raise TypeError(f"scores must be numeric; got dtype {score_mat.dtype}")
+    if mask is None:
+        grade_vec = np.ascontiguousarray(grades, dtype=np.float64).reshape(-1)
+        score_vec = (
+            None
+            if score_mat is None
+            else np.ascontiguousarray(score_mat, dtype=np.float64).reshape(-1)
+        )
+        offs = np.arange(0, n_queries * width + 1, max(width, 1), dtype=np.int64)
+        if width == 0:
+            offs = np.zeros(n_queries + 1, dtype=np.int64)
+    else:
+        keep = np.asarray(mask)
+        if keep.shape != grades.shape:
+            raise ValueError(
+                f"mask must have the same shape as grades: grades {grades.shape}, "
+                f"mask {keep.shape}"
+            )
+        if keep.dtype != np.bool_:
+            if keep.dtype.kind not in "iu" or not np.isin(keep, (0, 1)).all():
+                raise TypeError(
+                    f"mask must be boolean (True = keep the item); got dtype {keep.dtype}"
+                )
+            keep = keep.astype(bool)
+        grade_vec = np.ascontiguousarray(grades[keep], dtype=np.float64)
+        score_vec = (
+            None if score_mat is None else np.ascontiguousarray(score_mat[keep], np.float64)
+        )
+        offs = np.zeros(n_queries + 1, dtype=np.int64)
+        np.cumsum(keep.sum(axis=1), out=offs[1:])
+
+    def where(row: int) -> str:
+        q = int(np.searchsorted(offs, row, side="right")) - 1
+        return f"query row {q}, item {row - offs[q]}"
+
+    _check_rows(grade_vec, score_vec, where)
+    return Layout(
+        readonly(offs),
+        readonly(grade_vec),
+        None if score_vec is None else readonly(score_vec),
+        np.arange(n_queries, dtype=np.int64),
+    )
+
+
+def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
+    """Check that ``offsets`` is a valid CSR index over ``n_rows`` rows; return it as int64."""
+    offs = np.asarray(offsets)
+    if offs.ndim != 1 or offs.size == 0:
+        raise ValueError(
+            f"{name} must be a 1-D array of n_queries + 1 row positions; got shape {offs.shape}"
+        )
+    if offs.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer row positions; got dtype {offs.dtype}")
+    offs = np.ascontiguousarray(offs, dtype=np.int64)
+    if offs[0] != 0:
+        raise ValueError(f"{name} must start at 0; got {offs[0]}")
+    if offs[-1] != n_rows:
+        raise ValueError(
+            f"{name} must end at the number of rows ({n_rows}) so that every row belongs to a "
+            f"query; got {offs[-1]}"
+        )
+    steps = np.diff(offs)
+    if steps.size and steps.min() < 0:
+        bad = int(np.argmin(steps >= 0))
+        raise ValueError(
+            f"{name} must be non-decreasing; {name}[{bad}]={offs[bad]} > "
+            f"{name}[{bad + 1}]={offs[bad + 1]}"
+        )
+    return offs
+
+
+def group_rows(qid: Any, n_rows: int, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Group rows by query id, stably, queries in order of first appearance.
+
+    Returns ``(offsets, query_ids, row_order)``; ``row_order`` is None when every query's rows
+    are already contiguous (then nothing needs to move).
+    """
+    ids = _query_id_vector(qid, name)
+    if ids.size != n_rows:
+        raise ValueError(f"{name} must have one entry per row: {n_rows} rows, {ids.size} ids")
+    if n_rows == 0:
+        return np.zeros(1, dtype=np.int64), ids[:0], None
+    if ids.dtype.kind in "biufUS":
+        starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+        run_ids = ids[np.concatenate(([0], starts))]
+        if np.unique(run_ids).size == run_ids.size:
+            offs = np.concatenate(([0], starts, [n_rows])).astype(np.int64)
+            return offs, run_ids, None
+    codes, uniques = _dictionary_encode(ids, name)
+    counts = np.bincount(codes, minlength=uniques.size)
+    offs = np.zeros(uniques.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offs[1:])
+    if np.all(codes[1:] >= codes[:-1]):
+        return offs, uniques, None
+    return offs, uniques, np.argsort(codes, kind="stable").astype(np.int64)
+
+
+def _query_id_vector(qid: Any, name: str) -> np.ndarray:
+    ids = np.asarray(qid)
+    if ids.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {ids.shape}")
+    if ids.dtype.kind == "f":
+        bad = np.flatnonzero(np.isnan(ids))
+        if bad.size:
+            raise ValueError(f"{name} has a NaN at row {bad[0]}; every row needs a query id")
+    if ids.dtype.kind not in "biufUSO":
+        raise TypeError(f"{name} must hold integers, floats, strings or bytes; got {ids.dtype}")
+    return ids
+
+
+def _dictionary_encode(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes 0..n_unique-1 in order of first appearance, and the unique ids in that order."""
+    import pyarrow as pa
+
+    try:
+        encoded = pa.array(ids).dictionary_encode()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise TypeError(
+            f"{name} must hold values of one type (integers, floats, strings or bytes): {exc}"
+        ) from exc
+    if encoded.null_count:
+        bad = int(np.flatnonzero(encoded.is_null().to_numpy(zero_copy_only=False))[0])
+        raise ValueError(f"{name} has a missing value at row {bad}; every row needs a query id")
+    codes = encoded.indices.to_numpy().astype(np.int64)
+    uniques = encoded.dictionary.to_numpy(zero_copy_only=False)
+    return codes, uniques
+
+
+def align_ideal(
+    layout: Layout, ideal_grades: Any, ideal_qid: Any, ideal_offsets: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Judgment lists for ``ideal="global"``, as a CSR aligned with ``layout``'s queries.
+
+    Returns ``(offsets, grades)`` where query ``q`` of ``layout`` owns ideal rows
+    ``offsets[q]:offsets[q+1]``; a query without judgments gets an empty list.
+    """
+    if ideal_grades is None:
+        raise ValueError(
+            "ideal='global' needs the judgment lists: pass ideal_grades= with ideal_qid= or "
+            "ideal_offsets="
+        )
+    grades = as_numeric_vector(ideal_grades, "ideal_grades")
+    if (ideal_qid is None) == (ideal_offsets is None):
+        raise ValueError(
+            "ideal='global' needs exactly one of ideal_qid= (judgment rows matched to queries "
+            "by id) or ideal_offsets= (one judgment list per query, in query order)"
+        )
+    check_finite(grades, "ideal_grades", lambda r: f"row {r}")
+    if ideal_offsets is not None:
+        offs = check_offsets(ideal_offsets, grades.size, "ideal_offsets")
+        if offs.size != layout.offsets.size:
+            raise ValueError(
+                f"ideal_offsets describes {offs.size - 1} judgment lists but there are "
+                f"{layout.n_queries} queries; give one list per query (empty ones allowed)"
+            )
+        return readonly(offs), readonly(grades)
+    offs, ids, order = group_rows(ideal_qid, grades.size, "ideal_qid")
+    if order is not None:
+        grades = grades[order]
+    where = _positions_of(layout.query_ids, ids)
+    lengths = np.where(where >= 0, offs[where + 1] - offs[np.maximum(where, 0)], 0)
+    aligned = np.zeros(layout.n_queries + 1, dtype=np.int64)
+    np.cumsum(lengths, out=aligned[1:])
+    starts = np.where(where >= 0, offs[np.maximum(where, 0)], 0)
+    gather = np.repeat(starts - aligned[:-1], lengths) + np.arange(aligned[-1])
+    return readonly(aligned), readonly(np.ascontiguousarray(grades[gather]))
+
+
+def _positions_of(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
+    """Position of every needle in haystack, -1 where absent (haystack values are unique)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        found = pc.index_in(pa.array(needles), value_set=pa.array(haystack))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise TypeError(
+            f"ideal_qid values cannot be matched to the query ids (different types?): {exc}"
+        ) from exc
+    return found.fill_null(-1).to_numpy().astype(np.int64)

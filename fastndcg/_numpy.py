@@ -1,0 +1,179 @@
+"""Vectorised NumPy twin of the Numba kernels (used when numba is unavailable, or on request).
+
+No Python loop runs per query. Queries are bucketed by list length (powers of two), each bucket
+is padded into a dense ``(n_queries, width)`` block, and every step (ranking with the tie rule,
+tie-group means, discounted prefix sums, ideal sorting) is one array operation over the block.
+Blocks are capped at a fixed number of cells, which bounds the temporary memory.
+
+The arithmetic follows the kernels step by step (same discount table, same left-to-right prefix
+sums), so both backends agree to a few ulps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from fastndcg import _codes as C
+from fastndcg._plan import Plan
+
+_CELLS = 1 << 21  # padded cells per block
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def random_keys(seed: int, rows: np.ndarray) -> np.ndarray:
+    """SplitMix64 hash of (seed, row) for every row: the random tie-breaking keys."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) + rows.astype(np.uint64) * _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        return z ^ (z >> np.uint64(31))
+
+
+def gains_of(grades: np.ndarray, plan: Plan) -> np.ndarray:
+    """Gain of every grade under the plan's gain mode."""
+    if plan.gain_mode == C.GAIN_EXP2:
+        return np.exp2(grades) - 1.0
+    if plan.gain_mode == C.GAIN_LINEAR:
+        return grades.astype(np.float64, copy=False)
+    return plan.gain_table[grades.astype(np.int64)]
+
+
+def score_queries(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """DCG and IDCG of every query at every cutoff: arrays of shape (n_queries, n_cutoffs)."""
+    n_queries = plan.n_queries
+    dcg = np.zeros((n_queries, plan.cutoffs.size))
+    idcg = np.zeros_like(dcg)
+    lengths = np.diff(plan.offsets)
+    for queries, width in _blocks(lengths):
+        _score_block(plan, queries, width, lengths[queries], dcg, idcg)
+    if plan.ideal_mode == C.IDEAL_MAX:
+        slots = np.where(plan.cutoffs[None, :] < 0, lengths[:, None], plan.cutoffs[None, :])
+        idcg[:] = plan.max_gain * plan.discount_prefix[slots]
+    elif plan.ideal_mode != C.IDEAL_LOCAL:
+        ideal_lengths = np.diff(plan.ideal_offsets)
+        for queries, width in _blocks(ideal_lengths):
+            _ideal_block(plan, queries, width, ideal_lengths[queries], idcg)
+    return dcg, idcg
+
+
+def _blocks(lengths: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
+    """Groups of non-empty queries of similar length, and the padded width of each group."""
+    nonempty = np.flatnonzero(lengths > 0)
+    if nonempty.size == 0:
+        return
+    size_class = np.ceil(np.log2(lengths[nonempty])).astype(np.int64)
+    order = np.argsort(size_class, kind="stable")
+    sorted_class = size_class[order]
+    bounds = np.flatnonzero(np.diff(sorted_class)) + 1
+    for group in np.split(nonempty[order], bounds):
+        width = int(lengths[group].max())
+        per_block = max(1, _CELLS // width)
+        for start in range(0, group.size, per_block):
+            yield group[start : start + per_block], width
+
+
+def _gather(offsets: np.ndarray, queries: np.ndarray, width: int, lengths: np.ndarray):
+    """Row numbers of each query padded to ``width`` columns, and the mask of real rows."""
+    cols = np.arange(width)
+    valid = cols[None, :] < lengths[:, None]
+    rows = np.where(valid, offsets[queries][:, None] + cols[None, :], 0)
+    return rows, valid
+
+
+def _cut_columns(plan: Plan, lengths: np.ndarray) -> np.ndarray:
+    """For each query and cutoff: how many ranks count (``min(k, n)``, or ``n`` for no cutoff)."""
+    cut = np.minimum(plan.cutoffs[None, :], lengths[:, None])
+    return np.where(plan.cutoffs[None, :] < 0, lengths[:, None], cut)
+
+
+def _prefix(values: np.ndarray, discount: np.ndarray) -> np.ndarray:
+    """Left-to-right prefix sums of ``values * discount`` with a leading zero column."""
+    out = np.zeros((values.shape[0], values.shape[1] + 1))
+    np.cumsum(values * discount[: values.shape[1]], axis=1, out=out[:, 1:])
+    return out
+
+
+def _rank_order(plan: Plan, scores: np.ndarray, gains: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Column order of each padded row: score descending, then the tie rule, then position."""
+    mode = plan.tie_mode
+    if mode in (C.TIE_AVERAGE, C.TIE_STABLE):
+        return np.argsort(-scores, axis=1, kind="stable")
+    if mode == C.TIE_PESSIMISTIC:
+        first = np.argsort(gains, axis=1, kind="stable")
+    elif mode == C.TIE_OPTIMISTIC:
+        first = np.argsort(-gains, axis=1, kind="stable")
+    elif mode == C.TIE_RANDOM:
+        first = np.argsort(random_keys(plan.seed, rows), axis=1, kind="stable")
+    else:
+        first = np.argsort(plan.tie_key[rows], axis=1, kind="stable")
+    then = np.argsort(-np.take_along_axis(scores, first, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(first, then, axis=1)
+
+
+def _score_block(plan, queries, width, lengths, dcg, idcg) -> None:
+    rows, valid = _gather(plan.offsets, queries, width, lengths)
+    gains = np.where(valid, gains_of(plan.grades[rows], plan), 0.0)
+    depth = width if (plan.cutoffs < 0).any() else min(plan.k_max, width)
+    average = plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE
+    if plan.scores is None:
+        ranked_gains = gains
+    else:
+        scores = np.where(valid, plan.scores[rows], -np.inf)
+        order = _rank_order(plan, scores, gains, rows)
+        ranked_gains = np.take_along_axis(gains, order, axis=1)
+    if average:
+        ranked_scores = np.take_along_axis(scores, order, axis=1)
+        mean_gain, group_end = _tie_groups(ranked_scores, ranked_gains)
+        effective = mean_gain[:, :depth]
+    else:
+        effective = ranked_gains[:, :depth]
+    prefix = _prefix(effective, plan.discount)
+    cut = _cut_columns(plan, lengths)
+    dcg[queries] = np.take_along_axis(prefix, cut, axis=1)
+    if plan.ideal_mode != C.IDEAL_LOCAL:
+        return
+    cols = np.arange(depth)[None, :]
+    for j in range(plan.cutoffs.size):
+        limit = cut[:, j : j + 1]
+        values = ranked_gains[:, :depth]
+        if average:
+            straddles = group_end[:, :depth] > limit
+            values = np.where(straddles, mean_gain[:, :depth], values)
+        values = np.where(cols < limit, values, -np.inf)
+        values = -np.sort(-values, axis=1)
+        values[np.isinf(values)] = 0.0
+        idcg[queries, j] = _prefix(values, plan.discount)[:, -1]
+
+
+def _tie_groups(ranked_scores: np.ndarray, ranked_gains: np.ndarray):
+    """Mean gain of each position's tie group, and where (exclusive) that group ends."""
+    n_rows, width = ranked_scores.shape
+    starts = np.ones((n_rows, width), dtype=bool)
+    starts[:, 1:] = ranked_scores[:, 1:] != ranked_scores[:, :-1]
+    group = np.cumsum(starts, axis=1) - 1 + (np.arange(n_rows) * width)[:, None]
+    flat = group.ravel()
+    sums = np.bincount(flat, weights=ranked_gains.ravel(), minlength=n_rows * width)
+    counts = np.bincount(flat, minlength=n_rows * width)
+    mean_gain = (sums[flat] / counts[flat]).reshape(n_rows, width)
+    ends = np.full((n_rows, width), width, dtype=np.int64)
+    last = np.ones((n_rows, width), dtype=bool)
+    last[:, :-1] = starts[:, 1:]
+    cols = np.broadcast_to(np.arange(1, width + 1), (n_rows, width))
+    ends[last] = cols[last]
+    group_end = np.minimum.accumulate(ends[:, ::-1], axis=1)[:, ::-1]
+    return mean_gain, group_end
+
+
+def _ideal_block(plan, queries, width, lengths, idcg) -> None:
+    rows, valid = _gather(plan.ideal_offsets, queries, width, lengths)
+    gains = np.where(valid, gains_of(plan.ideal_grades[rows], plan), -np.inf)
+    depth = width if (plan.cutoffs < 0).any() else min(plan.k_max, width)
+    best = -np.sort(-gains, axis=1)[:, :depth]
+    best[np.isinf(best)] = 0.0
+    prefix = _prefix(best, plan.discount)
+    idcg[queries] = np.take_along_axis(prefix, _cut_columns(plan, lengths), axis=1)

@@ -1,0 +1,102 @@
+"""The value returned by :func:`fastndcg.ndcg`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def cutoff_label(k: int | None) -> str:
+    """Column label of a cutoff: ``"ndcg@10"`` style suffix ``"@10"``, or ``""`` for no cutoff."""
+    return "" if k is None else f"@{k}"
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class NDCGResult:
+    """NDCG of many queries at one or more cutoffs.
+
+    Attributes
+    ----------
+    k : tuple of (int or None)
+        The cutoffs, in the order asked for; None means the whole list.
+    per_query : ndarray of float64, shape (n_queries, len(k))
+        NDCG of each query at each cutoff; NaN where the query was skipped
+        (``zero_idcg="skip"`` and no relevant item).
+    dcg, idcg : ndarray of float64, shape (n_queries, len(k))
+        Discounted cumulative gain of the ranking and of the ideal ranking.
+    mean : ndarray of float64, shape (len(k),)
+        The aggregate per cutoff (``aggregate="mean"``: weighted mean of ``per_query`` over the
+        queries not skipped; ``"ratio"``: sum of DCG over sum of IDCG). NaN when no query counts.
+    query_ids : ndarray, shape (n_queries,)
+        Query identifiers in result order (first appearance for ``qid=`` input; 0..n-1 for
+        ``offsets=`` or 2-D input).
+    n_queries : int
+        Number of queries.
+    n_skipped : ndarray of int64, shape (len(k),)
+        Queries left out of the aggregate at each cutoff because their IDCG is 0.
+    options : dict
+        The options the values were computed with (for display and reports).
+    """
+
+    k: tuple[int | None, ...]
+    per_query: np.ndarray
+    dcg: np.ndarray
+    idcg: np.ndarray
+    mean: np.ndarray
+    query_ids: np.ndarray
+    n_skipped: np.ndarray
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return int(self.per_query.shape[0])
+
+    def __float__(self) -> float:
+        if len(self.k) != 1:
+            raise TypeError(
+                f"float() needs a result with one cutoff; this one has k={self.k}. "
+                "Use result.mean[i] or result.mean_at(k)"
+            )
+        return float(self.mean[0])
+
+    def mean_at(self, k: int | None) -> float:
+        """Aggregate NDCG at cutoff ``k`` (one of ``self.k``)."""
+        if k not in self.k:
+            raise KeyError(f"k={k!r} was not computed; computed cutoffs are {self.k}")
+        return float(self.mean[self.k.index(k)])
+
+    def _columns(self) -> dict[str, np.ndarray]:
+        columns: dict[str, np.ndarray] = {"query_id": self.query_ids}
+        for j, k in enumerate(self.k):
+            suffix = cutoff_label(k)
+            columns[f"ndcg{suffix}"] = self.per_query[:, j]
+            columns[f"dcg{suffix}"] = self.dcg[:, j]
+            columns[f"idcg{suffix}"] = self.idcg[:, j]
+        return columns
+
+    def to_arrow(self) -> Any:
+        """Per-query values as a ``pyarrow.Table`` (query_id, then ndcg/dcg/idcg per cutoff)."""
+        import pyarrow as pa
+
+        return pa.table(self._columns())
+
+    def to_pandas(self) -> Any:
+        """Per-query values as a ``pandas.DataFrame`` (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from exc
+        return pd.DataFrame(self._columns())
+
+    def __repr__(self) -> str:
+        head = f"NDCGResult(n_queries={self.n_queries}"
+        shown = ", ".join(f"{key}={value!r}" for key, value in self.options.items())
+        lines = [f"{head}{', ' if shown else ''}{shown})"]
+        lines.append(f"  {'k':>6}  {'ndcg':>10}  {'skipped':>8}")
+        for j, k in enumerate(self.k):
+            label = "all" if k is None else str(k)
+            lines.append(f"  {label:>6}  {self.mean[j]:>10.6f}  {int(self.n_skipped[j]):>8}")
+        return "\n".join(lines)

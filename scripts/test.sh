@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: sets up .venv, lints, then runs pytest twice:
+# once with every backend available and once with numba blocked, so the NumPy fallback and the
+# import guard are exercised for real.
+set -euo pipefail
+source "$(dirname "$0")/setup_env.sh"
+
+run_pytest() {
+    # pytest exits 5 when it collected nothing; for us that is a broken suite, not a pass.
+    local rc=0
+    python -m pytest "$@" || rc=$?
+    if [ "$rc" -eq 5 ]; then
+        echo "[test] pytest collected no tests for: $*" >&2
+        return 1
+    fi
+    return "$rc"
+}
+
+echo "[test] ruff"
+python -m ruff check fastndcg tests bench scripts
+python -m ruff format --check fastndcg tests bench scripts
+
+echo "[test] pytest, all backends"
+run_pytest "$@"
+
+echo "[test] pytest, numba blocked (NumPy backend and import guard)"
+FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba" "$@"

@@ -252,21 +252,21 @@ def finish(
         counted = relevant
     w = np.ones(dcg.shape[0]) if weights is None else weights
     counted_w = np.where(counted, w[:, None], 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if aggregate == "mean":
-            totals = np.where(counted, per_query, 0.0) * counted_w
-            mean = totals.sum(axis=0) / counted_w.sum(axis=0)
-        else:
-            mean = (counted_w * dcg).sum(axis=0) / (counted_w * idcg).sum(axis=0)
-    if not counted.size:
-        mean = np.full(len(cutoffs), np.nan)
+    if aggregate == "mean":
+        numerator = (np.where(counted, per_query, 0.0) * counted_w).sum(axis=0)
+        denominator = counted_w.sum(axis=0)
+    else:
+        numerator = (counted_w * dcg).sum(axis=0)
+        denominator = (counted_w * idcg).sum(axis=0)
+    mean = np.full(len(cutoffs), np.nan)
+    np.divide(numerator, denominator, out=mean, where=denominator > 0)
     n_skipped = (~counted).sum(axis=0).astype(np.int64)
     return NDCGResult(
         k=cutoffs,
         per_query=per_query,
         dcg=dcg,
         idcg=idcg,
-        mean=np.where(counted_w.sum(axis=0) > 0, mean, np.nan),
+        mean=mean,
         query_ids=query_ids,
         n_skipped=n_skipped,
         options=options,

@@ -1,0 +1,181 @@
+"""Property tests: every backend and every option value against the plain reference."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from reference import Item, queries_from_csr, reference_ndcg
+from strategies import (
+    cutoffs,
+    discount_option,
+    discounts,
+    gain_option,
+    gains,
+    ideals,
+    ragged,
+    ties,
+)
+
+import fastndcg
+
+TOL = dict(rtol=1e-12, atol=1e-12)
+
+
+@st.composite
+def judgment_lists(draw, n_queries):
+    lengths = draw(st.lists(st.integers(0, 10), min_size=n_queries, max_size=n_queries))
+    offsets = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    grades = draw(st.lists(st.integers(0, 4).map(float), min_size=int(offsets[-1]), max_size=int(offsets[-1])))
+    return offsets, np.array(grades, dtype=float)
+
+
+@given(
+    data=ragged(),
+    k=cutoffs,
+    gain=gains,
+    discount=discounts,
+    ideal=ideals,
+    tie=ties,
+    seed=st.integers(0, 2**63),
+    ranked=st.booleans(),
+    zero_idcg=st.sampled_from(["skip", "zero", "one", "error"]),
+    aggregate=st.sampled_from(["mean", "ratio"]),
+    weighted=st.booleans(),
+    extra=st.data(),
+)
+def test_backend_matches_reference(
+    backend, data, k, gain, discount, ideal, tie, seed, ranked, zero_idcg, aggregate, weighted, extra
+):
+    offsets, grades, scores = data
+    n_queries = offsets.size - 1
+    kwargs = dict(
+        k=k,
+        gain=gain_option(gain),
+        discount=discount_option(discount),
+        ideal=ideal,
+        ties=tie,
+        zero_idcg=zero_idcg,
+        aggregate=aggregate,
+        backend=backend,
+    )
+    if tie == "random":
+        kwargs["seed"] = seed
+    ideal_lists = None
+    if ideal == "global":
+        ideal_offsets, ideal_grades = extra.draw(judgment_lists(n_queries))
+        kwargs.update(ideal_grades=ideal_grades, ideal_offsets=ideal_offsets)
+        ideal_lists = [list(ideal_grades[ideal_offsets[q] : ideal_offsets[q + 1]]) for q in range(n_queries)]
+    weights = None
+    if weighted:
+        weights = extra.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_queries, max_size=n_queries))
+        kwargs["weights"] = weights
+    queries = queries_from_csr(offsets, grades, scores)
+    expected_k = fastndcg._options.parse_cutoffs(k)
+    ref_kwargs = dict(
+        k=expected_k,
+        gain=gain_option(gain),
+        discount=discount_option(discount),
+        ideal=ideal,
+        ideal_lists=ideal_lists,
+        ties="ranked" if ranked else tie,
+        seed=seed,
+        zero_idcg=zero_idcg,
+        aggregate=aggregate,
+        weights=weights,
+    )
+    try:
+        expected = reference_ndcg(queries, **ref_kwargs)
+    except ValueError:
+        assert zero_idcg == "error"
+        with pytest.raises(ValueError, match="no relevant item"):
+            fastndcg.ndcg(grades, None if ranked else scores, offsets=offsets, **kwargs)
+        return
+    result = fastndcg.ndcg(grades, None if ranked else scores, offsets=offsets, **kwargs)
+    assert result.k == expected_k
+    assert result.n_queries == n_queries
+    shape = (n_queries, len(expected_k))
+    np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.per_query, np.array(expected.ndcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.mean, expected.mean, **TOL)
+    np.testing.assert_array_equal(result.n_skipped, expected.n_skipped)
+
+
+@given(data=ragged(max_queries=5, max_len=9), k=cutoffs, ideal=ideals, tie=ties, gain=gains)
+def test_backends_agree(data, k, ideal, tie, gain):
+    if len(fastndcg.available_backends()) < 2:
+        pytest.skip("only one backend here")
+    offsets, grades, scores = data
+    kwargs = dict(k=k, ideal=ideal if ideal != "global" else "recall", ties=tie, gain=gain_option(gain))
+    if tie == "random":
+        kwargs["seed"] = 7
+    a = fastndcg.ndcg(grades, scores, offsets=offsets, backend="numba", **kwargs)
+    b = fastndcg.ndcg(grades, scores, offsets=offsets, backend="numpy", **kwargs)
+    np.testing.assert_allclose(a.dcg, b.dcg, **TOL)
+    np.testing.assert_allclose(a.idcg, b.idcg, **TOL)
+    np.testing.assert_allclose(a.per_query, b.per_query, **TOL)
+
+
+@given(data=ragged(integer_grades=False), k=cutoffs, ideal=ideals, tie=ties)
+def test_fractional_grades(backend, data, k, ideal, tie):
+    """Non-integer grades take the selection path for IDCG instead of counting grade levels."""
+    offsets, grades, scores = data
+    if ideal == "global":
+        ideal = "recall"
+    kwargs = dict(k=k, ideal=ideal, ties=tie, gain="linear", zero_idcg="zero")
+    if tie == "random":
+        kwargs["seed"] = 3
+    result = fastndcg.ndcg(grades, scores, offsets=offsets, backend=backend, **kwargs)
+    ref_kwargs = dict(kwargs, k=result.k, seed=kwargs.get("seed", 0))
+    expected = reference_ndcg(queries_from_csr(offsets, grades, scores), **ref_kwargs)
+    np.testing.assert_allclose(result.per_query, np.array(expected.ndcg).reshape(result.per_query.shape), **TOL)
+
+
+@given(
+    grades=st.lists(st.integers(0, 3).map(float), min_size=1, max_size=7),
+    scores=st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=7, max_size=7),
+    k=st.one_of(st.none(), st.integers(1, 8)),
+)
+def test_average_ties_is_expectation_over_orders(grades, scores, k):
+    """The closed form of tie averaging equals the mean DCG over every order of the tied items."""
+    from itertools import permutations
+
+    from reference import dcg_at, rank_items
+
+    scores = scores[: len(grades)]
+    items = [Item(r, g, s) for r, (g, s) in enumerate(zip(grades, scores))]
+    closed = dcg_at(rank_items(items, "average", 0, "exp2"), k, "average", "exp2", "log2")
+    totals = []
+    for perm in permutations(items):
+        ordered = sorted(perm, key=lambda it: -it.score)  # Python's sort is stable
+        totals.append(dcg_at(ordered, k, "stable", "exp2", "log2"))
+    expected = math.fsum(totals) / len(totals)
+    assert abs(closed - expected) <= 1e-12 * max(1.0, abs(expected))
+
+
+@given(
+    data=st.one_of(ragged(max_queries=4, max_len=300), ragged(max_queries=4, max_len=300, integer_grades=False)),
+    k=st.one_of(st.none(), st.sampled_from([1, 5, 47, 48, 49, 120, 299]), st.just([3, None, 64])),
+    ideal=ideals,
+    tie=ties,
+    gain=st.sampled_from(["exp2", "linear"]),
+)
+def test_long_lists(backend, data, k, ideal, tie, gain):
+    """Lists long enough for every selection path: insertion buffer, merge sort, partial sort."""
+    offsets, grades, scores = data
+    if ideal == "global":
+        ideal = "recall"
+    kwargs = dict(k=k, ideal=ideal, ties=tie, gain=gain, zero_idcg="zero")
+    if tie == "random":
+        kwargs["seed"] = 11
+    result = fastndcg.ndcg(grades, scores, offsets=offsets, backend=backend, **kwargs)
+    ref_kwargs = dict(kwargs, k=result.k, seed=kwargs.get("seed", 0))
+    expected = reference_ndcg(queries_from_csr(offsets, grades, scores), **ref_kwargs)
+    shape = result.per_query.shape
+    np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)

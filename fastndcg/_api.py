@@ -19,6 +19,7 @@ from fastndcg._options import (
     parse_cutoffs,
     parse_discount,
     parse_gain,
+    plain,
 )
 from fastndcg._plan import make_plan
 from fastndcg._result import NDCGResult, cutoff_label
@@ -241,7 +242,7 @@ def finish(
     if zero_idcg == "error" and not relevant.all():
         q, j = np.argwhere(~relevant)[0]
         raise ValueError(
-            f"query {query_ids[q]!r} has no relevant item (IDCG{cutoff_label(cutoffs[j])} = "
+            f"query {plain(query_ids[q])!r} has no relevant item (IDCG{cutoff_label(cutoffs[j])} = "
             f"{idcg[q, j]:g}) and zero_idcg='error'; pass zero_idcg='skip', 'zero' or 'one' to "
             "score such queries"
         )

@@ -60,7 +60,8 @@ class Layout:
 
     def query_of_row(self, row: int) -> Any:
         """Query id of layout row ``row``."""
-        return self.query_ids[int(np.searchsorted(self.offsets, row, side="right")) - 1]
+        query = self.query_ids[int(np.searchsorted(self.offsets, row, side="right")) - 1]
+        return query.item() if isinstance(query, np.generic) else query
 
 
 def readonly(array: np.ndarray) -> np.ndarray:
@@ -156,9 +157,9 @@ def build_layout(
         query_ids = np.arange(offs.size - 1, dtype=np.int64)
     elif qid is not None:
         offs, query_ids, row_order = group_rows(qid, n, "qid")
-    else:
-        offs = np.array([0, n], dtype=np.int64)
-        query_ids = np.arange(1, dtype=np.int64)
+    else:  # one query holding every row (no query at all when there are no rows)
+        offs = np.array([0, n] if n else [0], dtype=np.int64)
+        query_ids = np.arange(offs.size - 1, dtype=np.int64)
     _check_rows(grade_vec, score_vec, lambda r: f"row {r}")
     if row_order is not None:
         grade_vec = grade_vec[row_order]

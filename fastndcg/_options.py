@@ -24,8 +24,8 @@ TIES = {
     "random": C.TIE_RANDOM,
 }
 IDEALS = {
-    "local": C.IDEAL_LOCAL,
     "recall": C.IDEAL_RECALL,
+    "local": C.IDEAL_LOCAL,
     "global": C.IDEAL_GLOBAL,
     "max": C.IDEAL_MAX,
 }
@@ -37,6 +37,11 @@ DISCOUNT_NAMES = ("log2", "jarvelin", "reciprocal")
 
 # Dict gains whose keys are non-negative integers up to this bound become a dense lookup table.
 _MAX_DENSE_TABLE = 1 << 20
+
+
+def plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (for readable messages); others unchanged."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def choose(name: str, value: Any, valid: Sequence[str]) -> str:

@@ -1,0 +1,107 @@
+"""Input shapes: qid grouping, offsets, dense 2-D with and without a mask, ranked input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastndcg
+
+
+def test_qid_groups_noncontiguous_rows_stably_in_first_appearance_order(backend):
+    qid = np.array(["b", "a", "b", "c", "a", "b"])
+    grades = np.array([2.0, 1.0, 0.0, 3.0, 0.0, 1.0])
+    scores = np.array([0.1, 0.9, 0.5, 0.3, 0.8, 0.5])
+    result = fastndcg.ndcg(grades, scores, qid=qid, ties="stable", k=[1, None], backend=backend)
+    assert list(result.query_ids) == ["b", "a", "c"]
+    # the same queries spelled out one by one, in first-appearance row order
+    for q, rows in enumerate(([0, 2, 5], [1, 4], [3])):
+        alone = fastndcg.ndcg(grades[rows], scores[rows], ties="stable", k=[1, None], backend=backend)
+        np.testing.assert_array_equal(result.per_query[q], alone.per_query[0])
+
+
+@pytest.mark.parametrize(
+    "qid",
+    [
+        np.array([7, 7, 3, 3, 3, 9]),
+        np.array([7.5, 7.5, 3.0, 3.0, 3.0, 9.0]),
+        np.array([b"x", b"x", b"y", b"y", b"y", b"z"]),
+        np.array(["x", "x", "y", "y", "y", "z"], dtype=object),
+        [("u", 1)] and ["q7", "q7", "q3", "q3", "q3", "q9"],
+    ],
+)
+def test_qid_of_any_dtype(backend, qid):
+    grades = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 1.0])
+    scores = np.array([0.2, 0.4, 0.1, 0.3, 0.5, 0.9])
+    result = fastndcg.ndcg(grades, scores, qid=qid, backend=backend)
+    by_offsets = fastndcg.ndcg(grades, scores, offsets=[0, 2, 5, 6], backend=backend)
+    np.testing.assert_array_equal(result.per_query, by_offsets.per_query)
+    assert result.n_queries == 3
+    assert list(result.query_ids) == list(dict.fromkeys(list(qid)))
+
+
+def test_repeated_qid_runs_are_regrouped(backend):
+    """A query id that comes back after another query is one query, not two."""
+    qid = [1, 1, 2, 1]
+    result = fastndcg.ndcg([1.0, 0.0, 1.0, 2.0], [3.0, 2.0, 1.0, 0.0], qid=qid, backend=backend)
+    assert list(result.query_ids) == [1, 2]
+    alone = fastndcg.ndcg([1.0, 0.0, 2.0], [3.0, 2.0, 0.0], backend=backend)
+    assert result.per_query[0, 0] == alone.per_query[0, 0]
+
+
+def test_dense_rows_are_queries(backend):
+    grades = np.array([[3, 2, 0, 1], [0, 0, 1, 2]])
+    scores = np.array([[0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]])
+    dense = fastndcg.ndcg(grades, scores, k=3, backend=backend)
+    flat = fastndcg.ndcg(grades.ravel(), scores.ravel(), offsets=[0, 4, 8], k=3, backend=backend)
+    np.testing.assert_array_equal(dense.per_query, flat.per_query)
+    assert list(dense.query_ids) == [0, 1]
+
+
+def test_dense_mask_drops_padding(backend):
+    grades = np.array([[3, 2, 9, 9], [1, 0, 2, 9]], dtype=float)
+    scores = np.array([[0.4, 0.3, 9.0, 9.0], [0.1, 0.2, 0.3, 9.0]])
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 0]], dtype=bool)
+    dense = fastndcg.ndcg(grades, scores, mask=mask, backend=backend)
+    flat = fastndcg.ndcg([3, 2, 1, 0, 2], [0.4, 0.3, 0.1, 0.2, 0.3], offsets=[0, 2, 5], backend=backend)
+    np.testing.assert_array_equal(dense.per_query, flat.per_query)
+
+
+def test_dense_ranked_rows(backend):
+    result = fastndcg.ndcg(np.array([[3, 1, 2, 0, 2], [0, 1, 0, 0, 0]]), k=5, backend=backend)
+    assert result.per_query[0, 0] == pytest.approx(0.950849602851865, rel=1e-14)
+    assert result.per_query[1, 0] == pytest.approx(1 / np.log2(3), rel=1e-14)
+
+
+def test_flat_input_without_qid_is_one_query(backend):
+    result = fastndcg.ndcg([0, 1, 2], [3, 2, 1], backend=backend)
+    assert result.n_queries == 1
+
+
+def test_integer_and_float32_inputs_match_float64(backend):
+    rng = np.random.default_rng(0)
+    grades = rng.integers(0, 5, 500)
+    scores = rng.random(500).astype(np.float32)
+    offsets = np.array([0, 100, 350, 500])
+    a = fastndcg.ndcg(grades.astype(np.int8), scores, offsets=offsets.astype(np.int32), k=10, backend=backend)
+    b = fastndcg.ndcg(grades.astype(float), scores.astype(float), offsets=offsets, k=10, backend=backend)
+    np.testing.assert_array_equal(a.per_query, b.per_query)
+
+
+def test_ideal_qid_matches_queries_by_id(backend):
+    grades = [1.0, 0.0, 2.0, 1.0]
+    scores = [0.9, 0.8, 0.7, 0.6]
+    qid = ["a", "a", "b", "b"]
+    # judgments in another order, with an unknown query "z" and nothing for "b"... except one row
+    ideal_qid = ["z", "b", "a", "a", "a", "b"]
+    ideal_grades = [3.0, 2.0, 1.0, 2.0, 0.0, 1.0]
+    result = fastndcg.ndcg(grades, scores, qid=qid, ideal="global", ideal_grades=ideal_grades, ideal_qid=ideal_qid, gain="linear", backend=backend)
+    by_offsets = fastndcg.ndcg(
+        grades, scores, qid=qid, ideal="global", ideal_grades=[1.0, 2.0, 0.0, 2.0, 1.0], ideal_offsets=[0, 3, 5], gain="linear", backend=backend
+    )
+    np.testing.assert_array_equal(result.per_query, by_offsets.per_query)
+
+
+def test_query_without_judgments_has_zero_idcg(backend):
+    result = fastndcg.ndcg([1.0, 1.0], [0.5, 0.4], qid=[1, 2], ideal="global", ideal_grades=[2.0], ideal_qid=[1], backend=backend)
+    assert np.isnan(result.per_query[1, 0]) and result.n_skipped[0] == 1

@@ -188,7 +188,9 @@ def score_layout(
     choose("zero_idcg", zero_idcg, ZERO_IDCG)
     choose("aggregate", aggregate, AGGREGATES)
     backend_name = resolve_backend(backend)
-    if ideal_name != "global" and not (ideal_grades is None and ideal_qid is None and ideal_offsets is None):
+    if ideal_name != "global" and not (
+        ideal_grades is None and ideal_qid is None and ideal_offsets is None
+    ):
         raise ValueError(
             "ideal_grades/ideal_qid/ideal_offsets are judgment lists for ideal='global'; "
             f"they are not used with ideal={ideal_name!r}"
@@ -222,7 +224,9 @@ def score_layout(
         "aggregate": aggregate,
         "backend": backend_name,
     }
-    return finish(layout.query_ids, cutoffs, dcg, idcg, zero_idcg, aggregate, query_weights, options)
+    return finish(
+        layout.query_ids, cutoffs, dcg, idcg, zero_idcg, aggregate, query_weights, options
+    )
 
 
 def finish(
@@ -360,9 +364,7 @@ def ndcg_score(
     if sample_weight is not None:
         lengths.append(np.asarray(sample_weight).shape[0])
     if len(set(lengths)) > 1:
-        raise ValueError(
-            f"Found input variables with inconsistent numbers of samples: {lengths}"
-        )
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths}")
     if true.min() < 0:
         raise ValueError("ndcg_score should not be used on negative y_true values.")
     if true.ndim > 1 and true.shape[1] <= 1:
@@ -372,7 +374,11 @@ def ndcg_score(
         )
     if true.ndim == 1:
         is_whole = np.all(true == np.floor(true))
-        kind = "continuous" if not is_whole else ("binary" if np.unique(true).size <= 2 else "multiclass")
+        kind = (
+            "continuous"
+            if not is_whole
+            else ("binary" if np.unique(true).size <= 2 else "multiclass")
+        )
         raise ValueError(
             "Only ('multilabel-indicator', 'continuous-multioutput', 'multiclass-multioutput') "
             f"formats are supported. Got {kind} instead"
@@ -384,7 +390,9 @@ def ndcg_score(
     cut = None if k is None else int(k)
     if ignore_ties:
         order = np.argsort(score, axis=1)[:, ::-1]
-        result = ndcg(np.take_along_axis(true, order, axis=1), k=cut, gain="linear", zero_idcg="zero")
+        result = ndcg(
+            np.take_along_axis(true, order, axis=1), k=cut, gain="linear", zero_idcg="zero"
+        )
     else:
         result = ndcg(true, score, k=cut, gain="linear", zero_idcg="zero")
     return float(np.average(result.per_query[:, 0], weights=sample_weight))
@@ -403,8 +411,7 @@ def _sklearn_check_array(values: Any) -> np.ndarray:
         raise ValueError(f"Found array with dim {array.ndim}, while dim <= 2 is required.")
     if array.shape[0] == 0:
         raise ValueError(
-            f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is "
-            "required."
+            f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is required."
         )
     if np.isnan(array).any():
         raise ValueError("Input contains NaN.")

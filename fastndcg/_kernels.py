@@ -36,7 +36,6 @@ from fastndcg._codes import (
     TIE_OPTIMISTIC,
     TIE_PESSIMISTIC,
     TIE_RANDOM,
-    TIE_STABLE,
 )
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -93,7 +92,9 @@ def _select_top(buf, s, e, count, scores, grades, tie_mode, tie_key, seed, gain_
         if filled < count:
             p = filled
             filled += 1
-        elif _ahead(i, buf[count - 1], scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table):
+        elif _ahead(
+            i, buf[count - 1], scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table
+        ):
             p = count - 1
         else:
             continue
@@ -242,7 +243,9 @@ def _ideal_prefix(
 
 
 @njit(cache=True)
-def _local_ideal(vals, buf, mean_gain, group_end, cut, average, grades, gain_mode, gain_table, discount):
+def _local_ideal(
+    vals, buf, mean_gain, group_end, cut, average, grades, gain_mode, gain_table, discount
+):
     """Ideal DCG of the top ``cut`` rows re-sorted by gain.
 
     With tie averaging, the rows of a tie group that straddles ``cut`` each carry the group's
@@ -356,7 +359,9 @@ def _score_chunk(
                 t = stop
         else:
             for t in range(count):
-                prefix[t + 1] = prefix[t] + _gain(grades[buf[t]], gain_mode, gain_table) * discount[t]
+                prefix[t + 1] = (
+                    prefix[t] + _gain(grades[buf[t]], gain_mode, gain_table) * discount[t]
+                )
 
         # 3. DCG per cutoff
         for j in range(n_cut):
@@ -372,7 +377,16 @@ def _score_chunk(
             for j in range(n_cut):
                 cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
                 idcg_out[q, j] = _local_ideal(
-                    vals, buf, mean_gain, group_end, cut, average, grades, gain_mode, gain_table, discount
+                    vals,
+                    buf,
+                    mean_gain,
+                    group_end,
+                    cut,
+                    average,
+                    grades,
+                    gain_mode,
+                    gain_table,
+                    discount,
                 )
         else:
             si = ideal_offsets[q]

@@ -207,8 +207,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any) -> Layout:
         keep = np.asarray(mask)
         if keep.shape != grades.shape:
             raise ValueError(
-                f"mask must have the same shape as grades: grades {grades.shape}, "
-                f"mask {keep.shape}"
+                f"mask must have the same shape as grades: grades {grades.shape}, mask {keep.shape}"
             )
         if keep.dtype != np.bool_:
             if keep.dtype.kind not in "iu" or not np.isin(keep, (0, 1)).all():
@@ -217,9 +216,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any) -> Layout:
                 )
             keep = keep.astype(bool)
         grade_vec = np.ascontiguousarray(grades[keep], dtype=np.float64)
-        score_vec = (
-            None if score_mat is None else np.ascontiguousarray(score_mat[keep], np.float64)
-        )
+        score_vec = None if score_mat is None else np.ascontiguousarray(score_mat[keep], np.float64)
         offs = np.zeros(n_queries + 1, dtype=np.int64)
         np.cumsum(keep.sum(axis=1), out=offs[1:])
 
@@ -263,7 +260,9 @@ def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
     return offs
 
 
-def group_rows(qid: Any, n_rows: int, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def group_rows(
+    qid: Any, n_rows: int, name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Group rows by query id, stably, queries in order of first appearance.
 
     Returns ``(offsets, query_ids, row_order)``; ``row_order`` is None when every query's rows

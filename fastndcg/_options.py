@@ -44,11 +44,14 @@ def plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def choose(name: str, value: Any, valid: Sequence[str]) -> str:
-    """Return ``value`` if it is one of ``valid``; otherwise raise a ValueError listing them."""
+def choose(name: str, value: Any, valid: Sequence[str], also: str = "") -> str:
+    """Return ``value`` if it is one of ``valid``; otherwise raise a ValueError listing them.
+
+    ``also`` names further accepted forms that are not strings (e.g. "a callable").
+    """
     if isinstance(value, str) and value in valid:
         return value
-    listed = ", ".join(repr(v) for v in valid)
+    listed = ", ".join(repr(v) for v in valid) + (f", or {also}" if also else "")
     raise ValueError(f"unknown {name}={value!r}; valid values are {listed}")
 
 
@@ -96,7 +99,8 @@ class Gain:
 def parse_gain(gain: Any) -> Gain:
     """Resolve the ``gain`` option."""
     if isinstance(gain, str):
-        return Gain(choose("gain", gain, GAIN_NAMES + ("<sequence>", "<dict>", "<callable>")))
+        also = "a sequence indexed by grade, a dict grade -> gain, or a callable"
+        return Gain(choose("gain", gain, GAIN_NAMES, also))
     if isinstance(gain, Mapping):
         return _gain_from_mapping(gain)
     if callable(gain):
@@ -180,9 +184,8 @@ class Discount:
 def parse_discount(discount: Any) -> Discount:
     """Resolve the ``discount`` option."""
     if isinstance(discount, str):
-        return Discount(
-            choose("discount", discount, DISCOUNT_NAMES + ("<array>", "<callable>"))
-        )
+        also = "a per-rank array or a callable of the rank"
+        return Discount(choose("discount", discount, DISCOUNT_NAMES, also))
     if callable(discount):
         return Discount("callable", func=discount)
     if isinstance(discount, (Sequence, np.ndarray)):

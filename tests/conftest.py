@@ -18,7 +18,12 @@ from hypothesis import HealthCheck, settings
 
 class _BlockNumba(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name == "numba" or name.startswith("numba.") or name == "llvmlite" or name.startswith("llvmlite."):
+        if (
+            name == "numba"
+            or name.startswith("numba.")
+            or name == "llvmlite"
+            or name.startswith("llvmlite.")
+        ):
             raise ImportError(f"{name} is blocked for this test run (FASTNDCG_BLOCK_NUMBA=1)")
         return None
 

@@ -105,7 +105,9 @@ def dcg_at(ranked: list[Item], k: int | None, ties: str, gain: Any, discount: An
     n = len(ranked)
     cut = n if k is None else min(k, n)
     if ties != "average":
-        return sum(gain_of(ranked[r - 1].grade, gain) * discount_of(r, discount) for r in range(1, cut + 1))
+        return sum(
+            gain_of(ranked[r - 1].grade, gain) * discount_of(r, discount) for r in range(1, cut + 1)
+        )
     total = 0.0
     for first, last in tie_groups(ranked):
         ranks = [r for r in range(first, last + 1)]
@@ -121,7 +123,10 @@ def ideal_dcg(gains: list[float], slots: int, discount: Any) -> float:
 
 
 def local_gains(ranked: list[Item], k: int | None, ties: str, gain: Any) -> list[float]:
-    """Gains of the returned top k; with tie averaging, slots a straddling group fills carry its mean."""
+    """Gains of the returned top k.
+
+    With tie averaging, the slots a tie group straddling k fills carry the group's mean gain.
+    """
     n = len(ranked)
     cut = n if k is None else min(k, n)
     if ties != "average":
@@ -166,13 +171,17 @@ def reference_ndcg(
             dcgs.append(dcg_at(ranked, cut, ties, gain, discount))
             n = len(items)
             if ideal == "recall":
-                value = ideal_dcg([gain_of(i.grade, gain) for i in items], n if cut is None else cut, discount)
+                value = ideal_dcg(
+                    [gain_of(i.grade, gain) for i in items], n if cut is None else cut, discount
+                )
             elif ideal == "global":
                 judged = [gain_of(g, gain) for g in ideal_lists[q]]
                 value = ideal_dcg(judged, len(judged) if cut is None else cut, discount)
             elif ideal == "max":
                 slots = n if cut is None else cut
-                value = gain_of(max_grade, gain) * sum(discount_of(r, discount) for r in range(1, slots + 1))
+                value = gain_of(max_grade, gain) * sum(
+                    discount_of(r, discount) for r in range(1, slots + 1)
+                )
             elif ideal == "local":
                 value = ideal_dcg(local_gains(ranked, cut, ties, gain), n, discount)
             else:

@@ -1,4 +1,4 @@
-"""Bad input gets a clear error naming the problem and the fix; the caller's arrays stay as they were."""
+"""Bad input gets a clear error naming the problem and the fix; inputs are never modified."""
 
 from __future__ import annotations
 
@@ -24,15 +24,47 @@ def call(**overrides):
     [
         (dict(scores=S[:4]), ValueError, "same length; got 5 grades and 4 scores"),
         (dict(scores=[0.1, np.nan, 0.3, 0.2, 0.1]), ValueError, "scores has a NaN value at row 1"),
-        (dict(scores=[0.1, 0.2, np.inf, 0.2, 0.1]), ValueError, "scores has a infinite value at row 2"),
+        (
+            dict(scores=[0.1, 0.2, np.inf, 0.2, 0.1]),
+            ValueError,
+            "scores has a infinite value at row 2",
+        ),
         (dict(grades=[1.0, 2.0, 0.0, np.nan, 1.0]), ValueError, "grades has a NaN value at row 3"),
-        (dict(grades=[1.0, -1.0, 0.0, 2.0, 1.0]), ValueError, r"gain='exp2' .* not defined for negative grades.*row 1"),
-        (dict(grades=[1.0, -1.0, 0.0, 2.0, 1.0], gain=[0, 1, 3]), ValueError, "outside the gain table"),
-        (dict(grades=[1.0, 1.5, 0.0, 2.0, 1.0], gain=[0, 1, 3]), ValueError, "integer grades.*1.5 at row 1"),
-        (dict(grades=[1.0, 7.0, 0.0, 2.0, 1.0], gain=[0, 1, 3]), ValueError, r"7 at row 1.*outside the gain table \(grades 0..2\)"),
-        (dict(grades=[1.0, 5.0, 0.0, 2.0, 1.0], gain={0: 0, 1: 1, 2: 3}), ValueError, "outside the gain table"),
-        (dict(grades=[1.0, 0.5, 0.0, 2.0, 1.0], gain={0: 0, 1: 1, 2: 3, 0.25: 9}), ValueError, "0.5 at row 1.*does not map"),
-        (dict(grades=[1, 0, 3, 2, 1], gain={0: 0, 1: 1, 3: 5}), ValueError, "2 at row 3.*does not map"),
+        (
+            dict(grades=[1.0, -1.0, 0.0, 2.0, 1.0]),
+            ValueError,
+            r"gain='exp2' .* not defined for negative grades.*row 1",
+        ),
+        (
+            dict(grades=[1.0, -1.0, 0.0, 2.0, 1.0], gain=[0, 1, 3]),
+            ValueError,
+            "outside the gain table",
+        ),
+        (
+            dict(grades=[1.0, 1.5, 0.0, 2.0, 1.0], gain=[0, 1, 3]),
+            ValueError,
+            "integer grades.*1.5 at row 1",
+        ),
+        (
+            dict(grades=[1.0, 7.0, 0.0, 2.0, 1.0], gain=[0, 1, 3]),
+            ValueError,
+            r"7 at row 1.*outside the gain table \(grades 0..2\)",
+        ),
+        (
+            dict(grades=[1.0, 5.0, 0.0, 2.0, 1.0], gain={0: 0, 1: 1, 2: 3}),
+            ValueError,
+            "outside the gain table",
+        ),
+        (
+            dict(grades=[1.0, 0.5, 0.0, 2.0, 1.0], gain={0: 0, 1: 1, 2: 3, 0.25: 9}),
+            ValueError,
+            "0.5 at row 1.*does not map",
+        ),
+        (
+            dict(grades=[1, 0, 3, 2, 1], gain={0: 0, 1: 1, 3: 5}),
+            ValueError,
+            "2 at row 3.*does not map",
+        ),
         (dict(grades=["a", "b", "c", "d", "e"]), TypeError, "grades must be numeric"),
         (dict(k=0), ValueError, "k must be >= 1"),
         (dict(k=-3), ValueError, "k must be >= 1"),
@@ -42,7 +74,11 @@ def call(**overrides):
         (dict(k=True), TypeError, "k must be an int"),
         (dict(k=[]), ValueError, "k is an empty list"),
         (dict(k=[5, 5]), ValueError, "more than once"),
-        (dict(offsets=[0, 3, 2, 5]), ValueError, r"non-decreasing; offsets\[1\]=3 > offsets\[2\]=2"),
+        (
+            dict(offsets=[0, 3, 2, 5]),
+            ValueError,
+            r"non-decreasing; offsets\[1\]=3 > offsets\[2\]=2",
+        ),
         (dict(offsets=[1, 3, 5]), ValueError, "must start at 0"),
         (dict(offsets=[0, 3, 4]), ValueError, "must end at the number of rows \\(5\\)"),
         (dict(offsets=[0, 3, 7]), ValueError, "must end at the number of rows"),
@@ -51,31 +87,79 @@ def call(**overrides):
         (dict(qid=[1, 1, 2, 2, 2], offsets=[0, 2, 5]), ValueError, "qid= or offsets=, not both"),
         (dict(qid=[1, 1, 2]), ValueError, "one entry per row: 5 rows, 3 ids"),
         (dict(qid=[1.0, np.nan, 2.0, 2.0, 2.0]), ValueError, "qid has a NaN at row 1"),
-        (dict(qid=np.array(["a", None, "b", "b", "a"], dtype=object)), ValueError, "qid has a missing value at row 1"),
+        (
+            dict(qid=np.array(["a", None, "b", "b", "a"], dtype=object)),
+            ValueError,
+            "qid has a missing value at row 1",
+        ),
         (dict(mask=[True] * 5), ValueError, "mask is for dense 2-D input"),
         (dict(gain="exp"), ValueError, "unknown gain='exp'; valid values are 'exp2', 'linear'"),
         (dict(gain=3), TypeError, "gain must be"),
         (dict(gain=[]), ValueError, "gain table is empty"),
         (dict(gain=[0, np.nan]), ValueError, "gain table must be finite"),
-        (dict(discount="log10"), ValueError, "unknown discount='log10'; valid values are 'log2', 'jarvelin', 'reciprocal'"),
+        (
+            dict(discount="log10"),
+            ValueError,
+            "unknown discount='log10'; valid values are 'log2', 'jarvelin', 'reciprocal'",
+        ),
         (dict(discount=[1.0, 0.5]), ValueError, "discount array has 2 entries but ranks up to 5"),
         (dict(discount=lambda r: np.ones(3)), ValueError, "one value per rank"),
         (dict(discount=lambda r: 1 / 0), ValueError, "discount callable failed"),
         (dict(gain=lambda g: g[:2]), ValueError, "one gain per grade"),
-        (dict(gain=lambda g: np.where(g > 1, np.inf, g)), ValueError, r"returned inf for grade 3 at row 0 \(query 0\); gains must be finite"),
-        (dict(ideal="best"), ValueError, "unknown ideal='best'; valid values are 'recall', 'local', 'global', 'max'"),
-        (dict(ties="first"), ValueError, "unknown ties='first'; valid values are 'average', 'stable'"),
-        (dict(zero_idcg="nan"), ValueError, "unknown zero_idcg='nan'; valid values are 'skip', 'zero', 'one', 'error'"),
-        (dict(aggregate="median"), ValueError, "unknown aggregate='median'; valid values are 'mean', 'ratio'"),
+        (
+            dict(gain=lambda g: np.where(g > 1, np.inf, g)),
+            ValueError,
+            r"returned inf for grade 3 at row 0 \(query 0\); gains must be finite",
+        ),
+        (
+            dict(ideal="best"),
+            ValueError,
+            "unknown ideal='best'; valid values are 'recall', 'local', 'global', 'max'",
+        ),
+        (
+            dict(ties="first"),
+            ValueError,
+            "unknown ties='first'; valid values are 'average', 'stable'",
+        ),
+        (
+            dict(zero_idcg="nan"),
+            ValueError,
+            "unknown zero_idcg='nan'; valid values are 'skip', 'zero', 'one', 'error'",
+        ),
+        (
+            dict(aggregate="median"),
+            ValueError,
+            "unknown aggregate='median'; valid values are 'mean', 'ratio'",
+        ),
         (dict(ideal_grades=[1, 2]), ValueError, "not used with ideal='recall'"),
         (dict(ideal="global"), ValueError, "needs the judgment lists"),
         (dict(ideal="global", ideal_grades=[1.0]), ValueError, "exactly one of ideal_qid"),
-        (dict(ideal="global", ideal_grades=[1.0], ideal_qid=[0], ideal_offsets=[0, 1]), ValueError, "exactly one of ideal_qid"),
-        (dict(ideal="global", ideal_grades=[1.0, 2.0], ideal_offsets=[0, 1, 2]), ValueError, "describes 2 judgment lists but there are 1 queries"),
-        (dict(ideal="global", ideal_grades=[1.0, np.nan], ideal_offsets=[0, 2]), ValueError, "ideal_grades has a NaN value at row 1"),
-        (dict(ideal="global", ideal_grades=[1.0], ideal_qid=["x"]), TypeError, "cannot be matched to the query ids"),
+        (
+            dict(ideal="global", ideal_grades=[1.0], ideal_qid=[0], ideal_offsets=[0, 1]),
+            ValueError,
+            "exactly one of ideal_qid",
+        ),
+        (
+            dict(ideal="global", ideal_grades=[1.0, 2.0], ideal_offsets=[0, 1, 2]),
+            ValueError,
+            "describes 2 judgment lists but there are 1 queries",
+        ),
+        (
+            dict(ideal="global", ideal_grades=[1.0, np.nan], ideal_offsets=[0, 2]),
+            ValueError,
+            "ideal_grades has a NaN value at row 1",
+        ),
+        (
+            dict(ideal="global", ideal_grades=[1.0], ideal_qid=["x"]),
+            TypeError,
+            "cannot be matched to the query ids",
+        ),
         (dict(max_grade=5), ValueError, "only used with ideal='max'"),
-        (dict(ideal="max", max_grade=2), ValueError, "max_grade=2 is below the largest grade in the data \\(3\\)"),
+        (
+            dict(ideal="max", max_grade=2),
+            ValueError,
+            "max_grade=2 is below the largest grade in the data \\(3\\)",
+        ),
         (dict(ideal="max", max_grade=np.inf), ValueError, "max_grade must be finite"),
         (dict(weights=[1.0, 2.0]), ValueError, "one weight per query: 1 queries"),
         (dict(weights=[-1.0]), ValueError, r"weights must be finite and >= 0; weights\[0\] = -1.0"),
@@ -83,7 +167,11 @@ def call(**overrides):
         (dict(seed=3), ValueError, "seed= is only used with ties='random'"),
         (dict(ties="random", seed=-1), TypeError, "seed must be a non-negative int"),
         (dict(ties="random", seed=1.5), TypeError, "seed must be a non-negative int"),
-        (dict(grades=[0.0] * 5, zero_idcg="error"), ValueError, "query 0 has no relevant item \\(IDCG = 0\\) and zero_idcg='error'"),
+        (
+            dict(grades=[0.0] * 5, zero_idcg="error"),
+            ValueError,
+            "query 0 has no relevant item \\(IDCG = 0\\) and zero_idcg='error'",
+        ),
     ],
 )
 def test_bad_input(backend, kwargs, exc, match):
@@ -94,13 +182,31 @@ def test_bad_input(backend, kwargs, exc, match):
 @pytest.mark.parametrize(
     ("grades", "scores", "kwargs", "exc", "match"),
     [
-        (np.ones((2, 3)), np.ones((2, 4)), {}, ValueError, r"scores must have the same shape as grades: grades \(2, 3\), scores \(2, 4\)"),
+        (
+            np.ones((2, 3)),
+            np.ones((2, 4)),
+            {},
+            ValueError,
+            r"scores must have the same shape as grades: grades \(2, 3\), scores \(2, 4\)",
+        ),
         (np.ones((2, 3)), np.ones(6), {}, ValueError, "same shape as grades"),
         (np.ones((2, 3, 1)), None, {}, ValueError, "grades must be 1-D .* or 2-D"),
-        (np.ones((2, 3)), None, dict(mask=np.ones((2, 2), bool)), ValueError, r"mask must have the same shape as grades: grades \(2, 3\), mask \(2, 2\)"),
+        (
+            np.ones((2, 3)),
+            None,
+            dict(mask=np.ones((2, 2), bool)),
+            ValueError,
+            r"mask must have the same shape as grades: grades \(2, 3\), mask \(2, 2\)",
+        ),
         (np.ones((2, 3)), None, dict(mask=np.full((2, 3), 0.5)), TypeError, "mask must be boolean"),
         (np.ones((2, 3)), None, dict(qid=[0, 1]), ValueError, "one query per row"),
-        (np.array([[1.0, np.nan], [0.0, 1.0]]), None, {}, ValueError, "grades has a NaN value at query row 0, item 1"),
+        (
+            np.array([[1.0, np.nan], [0.0, 1.0]]),
+            None,
+            {},
+            ValueError,
+            "grades has a NaN value at query row 0, item 1",
+        ),
     ],
 )
 def test_bad_dense_input(backend, grades, scores, kwargs, exc, match):
@@ -133,7 +239,9 @@ def test_empty_input_gives_zero_queries(backend, make):
 
 
 def test_unknown_backend_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown backend='gpu'; valid values are 'auto', 'numba', 'numpy'"):
+    with pytest.raises(
+        ValueError, match="unknown backend='gpu'; valid values are 'auto', 'numba', 'numpy'"
+    ):
         fastndcg.ndcg(G, S, backend="gpu")
 
 
@@ -141,7 +249,9 @@ def test_numba_backend_unavailable_message(monkeypatch):
     from fastndcg import _backends
 
     monkeypatch.setattr(_backends, "numba_available", lambda: False)
-    with pytest.raises(ImportError, match=r"backend='numba' needs numba.*pip install numba.*backend='numpy'"):
+    with pytest.raises(
+        ImportError, match=r"backend='numba' needs numba.*pip install numba.*backend='numpy'"
+    ):
         fastndcg.ndcg(G, S, backend="numba")
 
 
@@ -152,7 +262,10 @@ def test_bad_backend_environment_variable(monkeypatch):
 
 
 @pytest.mark.numba
-@pytest.mark.parametrize(("n_threads", "exc"), [(0, ValueError), (10_000, ValueError), (1.5, TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    ("n_threads", "exc"),
+    [(0, ValueError), (10_000, ValueError), (1.5, TypeError), (True, TypeError)],
+)
 def test_bad_thread_count(n_threads, exc):
     with pytest.raises(exc, match="n_threads must be"):
         fastndcg.ndcg(G, S, backend="numba", n_threads=n_threads)
@@ -160,7 +273,9 @@ def test_bad_thread_count(n_threads, exc):
 
 def test_float_of_multi_cutoff_result_explains():
     result = fastndcg.ndcg(G, S, k=[1, 3])
-    with pytest.raises(TypeError, match=r"float\(\) needs a result with one cutoff; this one has k=\(1, 3\)"):
+    with pytest.raises(
+        TypeError, match=r"float\(\) needs a result with one cutoff; this one has k=\(1, 3\)"
+    ):
         float(result)
     with pytest.raises(KeyError, match="computed cutoffs are"):
         result.mean_at(10)
@@ -184,13 +299,24 @@ def test_caller_arrays_are_never_modified(backend):
     ideal_grades = _frozen(rng.integers(0, 5, 60).astype(float))
     table = _frozen([0.0, 1.0, 3.0, 7.0, 15.0])
     discount = _frozen(1.0 / np.log2(np.arange(2, 400)))
-    before = [a.copy() for a in (qid, grades, scores, weights, ideal_qid, ideal_grades, table, discount)]
+    before = [
+        a.copy() for a in (qid, grades, scores, weights, ideal_qid, ideal_grades, table, discount)
+    ]
     for ideal in ("recall", "local", "global", "max"):
         extra = dict(ideal_grades=ideal_grades, ideal_qid=ideal_qid) if ideal == "global" else {}
         for ties in ("average", "stable", "pessimistic", "random"):
             fastndcg.ndcg(
-                grades, scores, qid=qid, k=[3, None], gain=table, discount=discount, ideal=ideal,
-                ties=ties, weights=weights, backend=backend, **extra,
+                grades,
+                scores,
+                qid=qid,
+                k=[3, None],
+                gain=table,
+                discount=discount,
+                ideal=ideal,
+                ties=ties,
+                weights=weights,
+                backend=backend,
+                **extra,
             )
     dense_g = _frozen(rng.integers(0, 5, (4, 6)).astype(float))
     dense_s = _frozen(rng.random((4, 6)))
@@ -198,5 +324,6 @@ def test_caller_arrays_are_never_modified(backend):
     dense_before = [a.copy() for a in (dense_g, dense_s, mask)]
     fastndcg.ndcg(dense_g, dense_s, mask=mask, backend=backend)
     fastndcg.ndcg_score(dense_g, dense_s)
-    for old, new in zip(before + dense_before, (qid, grades, scores, weights, ideal_qid, ideal_grades, table, discount, dense_g, dense_s, mask)):
+    inputs = (qid, grades, scores, weights, ideal_qid, ideal_grades, table, discount)
+    for old, new in zip(before + dense_before, (*inputs, dense_g, dense_s, mask), strict=True):
         np.testing.assert_array_equal(old, new)

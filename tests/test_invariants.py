@@ -10,10 +10,17 @@ from strategies import cutoffs, ragged
 import fastndcg
 
 
-@given(data=ragged(), k=cutoffs, ideal=st.sampled_from(["recall", "local", "max"]), tie=st.sampled_from(["average", "stable", "pessimistic", "optimistic"]))
+@given(
+    data=ragged(),
+    k=cutoffs,
+    ideal=st.sampled_from(["recall", "local", "max"]),
+    tie=st.sampled_from(["average", "stable", "pessimistic", "optimistic"]),
+)
 def test_ndcg_between_zero_and_one(backend, data, k, ideal, tie):
     offsets, grades, scores = data
-    result = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ideal=ideal, ties=tie, backend=backend)
+    result = fastndcg.ndcg(
+        grades, scores, offsets=offsets, k=k, ideal=ideal, ties=tie, backend=backend
+    )
     values = result.per_query[~np.isnan(result.per_query)]
     assert np.all(values >= 0.0)
     assert np.all(values <= 1.0 + 1e-12)
@@ -29,7 +36,12 @@ def test_perfect_ranking_scores_one(backend, data, k):
     assert np.all(np.isnan(result.per_query[~relevant]))
 
 
-@given(data=ragged(), k=cutoffs, shift=st.sampled_from([-1000.0, -3.0, 0.5, 64.0]), tie=st.sampled_from(["average", "stable", "optimistic"]))
+@given(
+    data=ragged(),
+    k=cutoffs,
+    shift=st.sampled_from([-1000.0, -3.0, 0.5, 64.0]),
+    tie=st.sampled_from(["average", "stable", "optimistic"]),
+)
 def test_adding_a_constant_to_scores_changes_nothing(backend, data, k, shift, tie):
     offsets, grades, scores = data
     scores = np.round(scores * 4) / 4  # quarters: exact before and after the shift
@@ -52,7 +64,12 @@ def test_permuting_queries_changes_nothing(backend, data, k, perm_seed):
     np.testing.assert_allclose(a.mean, b.mean, rtol=1e-14)
 
 
-@given(data=ragged(), k=cutoffs, perm_seed=st.integers(0, 10_000), ideal=st.sampled_from(["recall", "local", "max"]))
+@given(
+    data=ragged(),
+    k=cutoffs,
+    perm_seed=st.integers(0, 10_000),
+    ideal=st.sampled_from(["recall", "local", "max"]),
+)
 def test_average_ties_ignore_row_order(backend, data, k, perm_seed, ideal):
     """With ties='average', shuffling the rows (and so the qid grouping order inside a query)
     leaves every query's value unchanged."""
@@ -61,7 +78,9 @@ def test_average_ties_ignore_row_order(backend, data, k, perm_seed, ideal):
     qid = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
     shuffle = np.random.default_rng(perm_seed).permutation(n)
     a = fastndcg.ndcg(grades, scores, qid=qid, k=k, ideal=ideal, backend=backend)
-    b = fastndcg.ndcg(grades[shuffle], scores[shuffle], qid=qid[shuffle], k=k, ideal=ideal, backend=backend)
+    b = fastndcg.ndcg(
+        grades[shuffle], scores[shuffle], qid=qid[shuffle], k=k, ideal=ideal, backend=backend
+    )
     by_id = {qid_: row for row, qid_ in enumerate(b.query_ids)}
     rows = [by_id[q] for q in a.query_ids]
     np.testing.assert_allclose(a.per_query, b.per_query[rows], rtol=1e-13, atol=1e-15)
@@ -73,7 +92,10 @@ def test_random_ties_average_to_expected_dcg(data, k):
     offsets, grades, scores = data
     expected = fastndcg.ndcg(grades, scores, offsets=offsets, k=k).dcg
     draws = np.mean(
-        [fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ties="random", seed=s).dcg for s in range(400)],
+        [
+            fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ties="random", seed=s).dcg
+            for s in range(400)
+        ],
         axis=0,
     )
     scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
@@ -83,7 +105,10 @@ def test_random_ties_average_to_expected_dcg(data, k):
 @given(data=ragged(), k=cutoffs)
 def test_tie_rules_bracket_the_average(backend, data, k):
     offsets, grades, scores = data
-    run = {t: fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ties=t, backend=backend).dcg for t in ("pessimistic", "average", "optimistic", "stable")}
+    run = {
+        t: fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ties=t, backend=backend).dcg
+        for t in ("pessimistic", "average", "optimistic", "stable")
+    }
     eps = 1e-12
     assert np.all(run["pessimistic"] <= run["average"] + eps)
     assert np.all(run["average"] <= run["optimistic"] + eps)

@@ -16,7 +16,9 @@ def test_qid_groups_noncontiguous_rows_stably_in_first_appearance_order(backend)
     assert list(result.query_ids) == ["b", "a", "c"]
     # the same queries spelled out one by one, in first-appearance row order
     for q, rows in enumerate(([0, 2, 5], [1, 4], [3])):
-        alone = fastndcg.ndcg(grades[rows], scores[rows], ties="stable", k=[1, None], backend=backend)
+        alone = fastndcg.ndcg(
+            grades[rows], scores[rows], ties="stable", k=[1, None], backend=backend
+        )
         np.testing.assert_array_equal(result.per_query[q], alone.per_query[0])
 
 
@@ -63,7 +65,9 @@ def test_dense_mask_drops_padding(backend):
     scores = np.array([[0.4, 0.3, 9.0, 9.0], [0.1, 0.2, 0.3, 9.0]])
     mask = np.array([[1, 1, 0, 0], [1, 1, 1, 0]], dtype=bool)
     dense = fastndcg.ndcg(grades, scores, mask=mask, backend=backend)
-    flat = fastndcg.ndcg([3, 2, 1, 0, 2], [0.4, 0.3, 0.1, 0.2, 0.3], offsets=[0, 2, 5], backend=backend)
+    flat = fastndcg.ndcg(
+        [3, 2, 1, 0, 2], [0.4, 0.3, 0.1, 0.2, 0.3], offsets=[0, 2, 5], backend=backend
+    )
     np.testing.assert_array_equal(dense.per_query, flat.per_query)
 
 
@@ -83,8 +87,12 @@ def test_integer_and_float32_inputs_match_float64(backend):
     grades = rng.integers(0, 5, 500)
     scores = rng.random(500).astype(np.float32)
     offsets = np.array([0, 100, 350, 500])
-    a = fastndcg.ndcg(grades.astype(np.int8), scores, offsets=offsets.astype(np.int32), k=10, backend=backend)
-    b = fastndcg.ndcg(grades.astype(float), scores.astype(float), offsets=offsets, k=10, backend=backend)
+    a = fastndcg.ndcg(
+        grades.astype(np.int8), scores, offsets=offsets.astype(np.int32), k=10, backend=backend
+    )
+    b = fastndcg.ndcg(
+        grades.astype(float), scores.astype(float), offsets=offsets, k=10, backend=backend
+    )
     np.testing.assert_array_equal(a.per_query, b.per_query)
 
 
@@ -95,13 +103,37 @@ def test_ideal_qid_matches_queries_by_id(backend):
     # judgments in another order, with an unknown query "z" and nothing for "b"... except one row
     ideal_qid = ["z", "b", "a", "a", "a", "b"]
     ideal_grades = [3.0, 2.0, 1.0, 2.0, 0.0, 1.0]
-    result = fastndcg.ndcg(grades, scores, qid=qid, ideal="global", ideal_grades=ideal_grades, ideal_qid=ideal_qid, gain="linear", backend=backend)
+    result = fastndcg.ndcg(
+        grades,
+        scores,
+        qid=qid,
+        ideal="global",
+        ideal_grades=ideal_grades,
+        ideal_qid=ideal_qid,
+        gain="linear",
+        backend=backend,
+    )
     by_offsets = fastndcg.ndcg(
-        grades, scores, qid=qid, ideal="global", ideal_grades=[1.0, 2.0, 0.0, 2.0, 1.0], ideal_offsets=[0, 3, 5], gain="linear", backend=backend
+        grades,
+        scores,
+        qid=qid,
+        ideal="global",
+        ideal_grades=[1.0, 2.0, 0.0, 2.0, 1.0],
+        ideal_offsets=[0, 3, 5],
+        gain="linear",
+        backend=backend,
     )
     np.testing.assert_array_equal(result.per_query, by_offsets.per_query)
 
 
 def test_query_without_judgments_has_zero_idcg(backend):
-    result = fastndcg.ndcg([1.0, 1.0], [0.5, 0.4], qid=[1, 2], ideal="global", ideal_grades=[2.0], ideal_qid=[1], backend=backend)
+    result = fastndcg.ndcg(
+        [1.0, 1.0],
+        [0.5, 0.4],
+        qid=[1, 2],
+        ideal="global",
+        ideal_grades=[2.0],
+        ideal_qid=[1],
+        backend=backend,
+    )
     assert np.isnan(result.per_query[1, 0]) and result.n_skipped[0] == 1

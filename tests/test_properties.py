@@ -30,7 +30,9 @@ def judgment_lists(draw, n_queries):
     lengths = draw(st.lists(st.integers(0, 10), min_size=n_queries, max_size=n_queries))
     offsets = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    grades = draw(st.lists(st.integers(0, 4).map(float), min_size=int(offsets[-1]), max_size=int(offsets[-1])))
+    grades = draw(
+        st.lists(st.integers(0, 4).map(float), min_size=int(offsets[-1]), max_size=int(offsets[-1]))
+    )
     return offsets, np.array(grades, dtype=float)
 
 
@@ -49,7 +51,19 @@ def judgment_lists(draw, n_queries):
     extra=st.data(),
 )
 def test_backend_matches_reference(
-    backend, data, k, gain, discount, ideal, tie, seed, ranked, zero_idcg, aggregate, weighted, extra
+    backend,
+    data,
+    k,
+    gain,
+    discount,
+    ideal,
+    tie,
+    seed,
+    ranked,
+    zero_idcg,
+    aggregate,
+    weighted,
+    extra,
 ):
     offsets, grades, scores = data
     n_queries = offsets.size - 1
@@ -69,10 +83,14 @@ def test_backend_matches_reference(
     if ideal == "global":
         ideal_offsets, ideal_grades = extra.draw(judgment_lists(n_queries))
         kwargs.update(ideal_grades=ideal_grades, ideal_offsets=ideal_offsets)
-        ideal_lists = [list(ideal_grades[ideal_offsets[q] : ideal_offsets[q + 1]]) for q in range(n_queries)]
+        ideal_lists = [
+            list(ideal_grades[ideal_offsets[q] : ideal_offsets[q + 1]]) for q in range(n_queries)
+        ]
     weights = None
     if weighted:
-        weights = extra.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_queries, max_size=n_queries))
+        weights = extra.draw(
+            st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_queries, max_size=n_queries)
+        )
         kwargs["weights"] = weights
     queries = queries_from_csr(offsets, grades, scores)
     expected_k = fastndcg._options.parse_cutoffs(k)
@@ -111,7 +129,9 @@ def test_backends_agree(data, k, ideal, tie, gain):
     if len(fastndcg.available_backends()) < 2:
         pytest.skip("only one backend here")
     offsets, grades, scores = data
-    kwargs = dict(k=k, ideal=ideal if ideal != "global" else "recall", ties=tie, gain=gain_option(gain))
+    kwargs = dict(
+        k=k, ideal=ideal if ideal != "global" else "recall", ties=tie, gain=gain_option(gain)
+    )
     if tie == "random":
         kwargs["seed"] = 7
     a = fastndcg.ndcg(grades, scores, offsets=offsets, backend="numba", **kwargs)
@@ -133,7 +153,9 @@ def test_fractional_grades(backend, data, k, ideal, tie):
     result = fastndcg.ndcg(grades, scores, offsets=offsets, backend=backend, **kwargs)
     ref_kwargs = dict(kwargs, k=result.k, seed=kwargs.get("seed", 0))
     expected = reference_ndcg(queries_from_csr(offsets, grades, scores), **ref_kwargs)
-    np.testing.assert_allclose(result.per_query, np.array(expected.ndcg).reshape(result.per_query.shape), **TOL)
+    np.testing.assert_allclose(
+        result.per_query, np.array(expected.ndcg).reshape(result.per_query.shape), **TOL
+    )
 
 
 @given(
@@ -148,7 +170,7 @@ def test_average_ties_is_expectation_over_orders(grades, scores, k):
     from reference import dcg_at, rank_items
 
     scores = scores[: len(grades)]
-    items = [Item(r, g, s) for r, (g, s) in enumerate(zip(grades, scores))]
+    items = [Item(r, g, s) for r, (g, s) in enumerate(zip(grades, scores, strict=True))]
     closed = dcg_at(rank_items(items, "average", 0, "exp2"), k, "average", "exp2", "log2")
     totals = []
     for perm in permutations(items):
@@ -159,7 +181,9 @@ def test_average_ties_is_expectation_over_orders(grades, scores, k):
 
 
 @given(
-    data=st.one_of(ragged(max_queries=4, max_len=300), ragged(max_queries=4, max_len=300, integer_grades=False)),
+    data=st.one_of(
+        ragged(max_queries=4, max_len=300), ragged(max_queries=4, max_len=300, integer_grades=False)
+    ),
     k=st.one_of(st.none(), st.sampled_from([1, 5, 47, 48, 49, 120, 299]), st.just([3, None, 64])),
     ideal=ideals,
     tie=ties,

@@ -51,7 +51,9 @@ SEED0 = [3, 1, 2, 0, 2]
     ],
 )
 def test_seed000_ranked_list(backend, ranked, printed):
-    expected = dcg(ranked, exp2, log2_discount) / dcg(sorted(ranked, reverse=True), exp2, log2_discount)
+    expected = dcg(ranked, exp2, log2_discount) / dcg(
+        sorted(ranked, reverse=True), exp2, log2_discount
+    )
     assert expected == pytest.approx(printed, abs=1e-15)  # the seed's three figures are right
     result = fastndcg.ndcg(ranked, k=5, backend=backend)  # scores=None: already ranked
     assert float(result) == pytest.approx(expected, rel=1e-14)
@@ -79,7 +81,9 @@ def test_seed001_first_dcg(backend):
     ranked = [JUDGED["movie"], JUDGED["doggy"], JUDGED["zoolander 2"]]
     expected = 1.0 / 1 + 0.1 / 2 + 0.9 / 3  # = 1.35, as printed
     assert expected == pytest.approx(1.35, abs=1e-15)
-    result = fastndcg.ndcg(ranked, gain="linear", discount="reciprocal", ideal="max", backend=backend)
+    result = fastndcg.ndcg(
+        ranked, gain="linear", discount="reciprocal", ideal="max", backend=backend
+    )
     assert result.dcg[0, 0] == pytest.approx(expected, rel=1e-15)
 
 
@@ -135,11 +139,21 @@ def test_seed004_two_queries(backend, form, gain, discount, gain_fn, discount_fn
 
 def test_seed004_printed_figures():
     """Which of seed 004's printed figures hold (2 decimals) and which are arithmetic slips."""
-    reg = {q: (dcg(g, linear, jarvelin), dcg(sorted(g, reverse=True), linear, jarvelin)) for q, g in (("1", Q1), ("2", Q2))}
-    alt = {q: (dcg(g, exp2, log2_discount), dcg(sorted(g, reverse=True), exp2, log2_discount)) for q, g in (("1", Q1), ("2", Q2))}
+    reg = {
+        q: (dcg(g, linear, jarvelin), dcg(sorted(g, reverse=True), linear, jarvelin))
+        for q, g in (("1", Q1), ("2", Q2))
+    }
+    alt = {
+        q: (dcg(g, exp2, log2_discount), dcg(sorted(g, reverse=True), exp2, log2_discount))
+        for q, g in (("1", Q1), ("2", Q2))
+    }
     assert (sum(Q1), sum(Q2)) == (10, 12)  # CG, as printed
-    assert round(reg["1"][0], 2) == 7.42 and round(reg["2"][0], 2) == 8.33  # printed 8.32: rounding slip
-    assert round(reg["1"][1], 2) == 7.58 and round(reg["2"][1], 2) == 8.44  # printed 8.43: rounding slip
+    assert (
+        round(reg["1"][0], 2) == 7.42 and round(reg["2"][0], 2) == 8.33
+    )  # printed 8.32: rounding slip
+    assert (
+        round(reg["1"][1], 2) == 7.58 and round(reg["2"][1], 2) == 8.44
+    )  # printed 8.43: rounding slip
     # printed NDCG_1 = 0.989 is wrong: 7.4178 / 7.5794 = 0.9787
     assert round(reg["1"][0] / reg["1"][1], 3) == 0.979
     assert round(reg["2"][0] / reg["2"][1], 3) == 0.987  # as printed

@@ -1,0 +1,56 @@
+"""NDCGResult: shapes, exports, repr, float()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastndcg
+
+
+@pytest.fixture
+def result(backend):
+    grades = [3.0, 0.0, 1.0, 0.0, 0.0, 2.0, 1.0]
+    scores = [0.9, 0.8, 0.1, 0.5, 0.4, 0.3, 0.2]
+    return fastndcg.ndcg(
+        grades, scores, qid=["q1", "q1", "q1", "q2", "q2", "q3", "q3"], k=[1, None], backend=backend
+    )
+
+
+def test_shapes_and_fields(result):
+    assert result.k == (1, None)
+    assert result.per_query.shape == result.dcg.shape == result.idcg.shape == (3, 2)
+    assert result.mean.shape == (2,)
+    assert result.n_queries == 3
+    assert list(result.query_ids) == ["q1", "q2", "q3"]
+    assert np.isnan(result.per_query[1]).all()  # q2 has no relevant item
+    assert list(result.n_skipped) == [1, 1]
+    np.testing.assert_allclose(result.mean, np.nanmean(result.per_query, axis=0), rtol=1e-15)
+    assert result.mean_at(None) == result.mean[1]
+
+
+def test_to_arrow_and_pandas(result):
+    table = result.to_arrow()
+    assert table.column_names == ["query_id", "ndcg@1", "dcg@1", "idcg@1", "ndcg", "dcg", "idcg"]
+    np.testing.assert_array_equal(
+        table["ndcg@1"].to_numpy(zero_copy_only=False), result.per_query[:, 0]
+    )
+    pd = pytest.importorskip("pandas")
+    frame = result.to_pandas()
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame["query_id"]) == ["q1", "q2", "q3"]
+    np.testing.assert_array_equal(frame["idcg"].to_numpy(), result.idcg[:, 1])
+
+
+def test_repr_is_readable(result):
+    text = repr(result)
+    assert text.startswith(
+        "NDCGResult(n_queries=3, gain='exp2', discount='log2', ideal='recall', ties='average'"
+    )
+    assert f"{result.mean[0]:.6f}" in text and "skipped" in text
+    assert "all" in text.splitlines()[-1]
+
+
+def test_float_with_one_cutoff(backend):
+    result = fastndcg.ndcg([1.0, 0.0], [0.1, 0.2], k=2, backend=backend)
+    assert float(result) == pytest.approx(1 / np.log2(3), rel=1e-15)

@@ -1,0 +1,92 @@
+"""fastndcg.ndcg_score against scikit-learn's ndcg_score: values per row, and the same errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import fastndcg
+
+sklearn_metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn not installed")
+
+
+def dense(shape_rows, shape_cols, values):
+    return arrays(np.float64, (shape_rows, shape_cols), elements=values)
+
+
+@st.composite
+def problems(draw):
+    rows = draw(st.integers(1, 6))
+    cols = draw(st.integers(2, 9))
+    y_true = draw(dense(rows, cols, st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 0.5])))
+    y_score = draw(dense(rows, cols, st.sampled_from([0.0, 0.1, 0.2, 1.0, -3.0])))
+    return y_true, y_score
+
+
+@given(
+    problem=problems(),
+    k=st.one_of(st.none(), st.integers(1, 10)),
+    ignore_ties=st.booleans(),
+    weighted=st.booleans(),
+)
+def test_matches_sklearn_per_row_and_on_average(problem, k, ignore_ties, weighted):
+    y_true, y_score = problem
+    weights = np.arange(1, y_true.shape[0] + 1, dtype=float) if weighted else None
+    ours = fastndcg.ndcg_score(y_true, y_score, k=k, sample_weight=weights, ignore_ties=ignore_ties)
+    theirs = sklearn_metrics.ndcg_score(
+        y_true, y_score, k=k, sample_weight=weights, ignore_ties=ignore_ties
+    )
+    assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-12)
+    for row in range(y_true.shape[0]):  # per query, not only the mean
+        one = dict(k=k, ignore_ties=ignore_ties)
+        a = fastndcg.ndcg_score(y_true[row : row + 1], y_score[row : row + 1], **one)
+        b = sklearn_metrics.ndcg_score(y_true[row : row + 1], y_score[row : row + 1], **one)
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-12)
+
+
+BAD = {
+    "k0": dict(y_true=[[1, 0, 2]], y_score=[[1, 2, 3]], k=0),
+    "kfloat": dict(y_true=[[1, 0, 2]], y_score=[[1, 2, 3]], k=2.0),
+    "negative": dict(y_true=[[1, 0, -2]], y_score=[[1, 2, 3]]),
+    "one_column": dict(y_true=[[1], [0]], y_score=[[1], [2]]),
+    "one_d": dict(y_true=[1, 0, 2], y_score=[1, 2, 3]),
+    "one_d_binary": dict(y_true=[1, 0, 1], y_score=[1, 2, 3]),
+    "nan_true": dict(y_true=[[1, np.nan, 2]], y_score=[[1, 2, 3]]),
+    "nan_score": dict(y_true=[[1, 0, 2]], y_score=[[1, np.nan, 3]]),
+    "inf_score": dict(y_true=[[1, 0, 2]], y_score=[[1, np.inf, 3]]),
+    "rows": dict(y_true=[[1, 0, 2], [1, 1, 1]], y_score=[[1, 2, 3]]),
+    "empty": dict(y_true=np.zeros((0, 3)), y_score=np.zeros((0, 3))),
+    "three_d": dict(y_true=np.zeros((2, 3, 2)), y_score=np.zeros((2, 3, 2))),
+    "weights_length": dict(
+        y_true=[[1, 0, 2], [1, 1, 1]], y_score=[[1, 2, 3], [1, 2, 3]], sample_weight=[1]
+    ),
+    "weights_zero": dict(
+        y_true=[[1, 0, 2], [1, 1, 1]], y_score=[[1, 2, 3], [1, 2, 3]], sample_weight=[0, 0]
+    ),
+    "ignore_ties": dict(y_true=[[1, 0, 2]], y_score=[[1, 2, 3]], ignore_ties="yes"),
+    "strings": dict(y_true=[["a", "b"]], y_score=[[1, 2]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_same_errors_as_sklearn(case):
+    kwargs = BAD[case]
+    with pytest.raises(Exception) as theirs:
+        sklearn_metrics.ndcg_score(**kwargs)
+    with pytest.raises(Exception) as ours:
+        fastndcg.ndcg_score(**kwargs)
+    assert str(ours.value) == str(theirs.value)
+    assert type(ours.value).__name__ == theirs.type.__name__
+    assert isinstance(ours.value, theirs.type.__mro__[1])
+
+
+def test_all_zero_row_scores_zero_and_counts():
+    y_true = np.array([[0, 0, 0], [1, 0, 2]])
+    y_score = np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]])
+    assert fastndcg.ndcg_score(y_true, y_score) == pytest.approx(
+        sklearn_metrics.ndcg_score(y_true, y_score), rel=1e-14
+    )
+    assert fastndcg.ndcg_score(y_true, y_true) < 1.0  # as in scikit-learn

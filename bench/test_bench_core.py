@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from baselines import floor, lexsort_ndcg
+from conftest import N_QUERIES
 
 import fastndcg
-from conftest import N_QUERIES
 
 BACKENDS = fastndcg.available_backends()
 GROUP = f"ndcg@10, {N_QUERIES:,} queries"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import resolve_backend, run_plan
+from fastndcg._backends import resolve_backend, run_plan, thread_limit
 from fastndcg._layout import Layout, align_ideal, build_layout
 from fastndcg._options import (
     AGGREGATES,
@@ -139,7 +139,9 @@ def ndcg(
     elif seed is not None:
         raise ValueError("seed= is only used with ties='random'")
     return score_layout(
-        lambda: build_layout(grades, scores, qid=qid, offsets=offsets, mask=mask),
+        lambda use_numba: build_layout(
+            grades, scores, qid=qid, offsets=offsets, mask=mask, use_numba=use_numba
+        ),
         cutoffs=cutoffs,
         gain=gain,
         discount=discount,
@@ -161,7 +163,7 @@ def ndcg(
 
 
 def score_layout(
-    make_layout: Callable[[], Layout],
+    make_layout: Callable[[bool], Layout],
     *,
     cutoffs: tuple[int | None, ...],
     gain: Any,
@@ -195,26 +197,28 @@ def score_layout(
             "ideal_grades/ideal_qid/ideal_offsets are judgment lists for ideal='global'; "
             f"they are not used with ideal={ideal_name!r}"
         )
-    layout = make_layout()
-    ideal_arrays = (
-        align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets)
-        if ideal_name == "global"
-        else None
-    )
-    plan = make_plan(
-        layout,
-        cutoffs=cutoffs,
-        gain=gain_spec,
-        discount=discount_spec,
-        tie_mode=tie_mode,
-        tie_key=tie_key,
-        seed=seed,
-        ideal_mode=IDEALS[ideal_name],
-        ideal=ideal_arrays,
-        max_grade=max_grade,
-    )
-    query_weights = _query_weights(weights, layout.n_queries)
-    dcg, idcg = run_plan(plan, backend_name, n_threads)
+    use_numba = backend_name == "numba"
+    with thread_limit(backend_name, n_threads):
+        layout = make_layout(use_numba)
+        ideal_arrays = (
+            align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, use_numba)
+            if ideal_name == "global"
+            else None
+        )
+        plan = make_plan(
+            layout,
+            cutoffs=cutoffs,
+            gain=gain_spec,
+            discount=discount_spec,
+            tie_mode=tie_mode,
+            tie_key=tie_key,
+            seed=seed,
+            ideal_mode=IDEALS[ideal_name],
+            ideal=ideal_arrays,
+            max_grade=max_grade,
+        )
+        query_weights = _query_weights(weights, layout.n_queries)
+        dcg, idcg = run_plan(plan, backend_name)
     options = {
         "gain": gain_spec.describe(),
         "discount": discount_spec.describe(),

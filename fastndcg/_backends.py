@@ -17,6 +17,7 @@ import numpy as np
 
 from fastndcg._options import BACKENDS, choose
 from fastndcg._plan import Plan
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, views
 
 ENV_BACKEND = "FASTNDCG_BACKEND"
 _CHUNKS_PER_THREAD = 4
@@ -59,25 +60,35 @@ def resolve_backend(backend: str) -> str:
 
 
 @contextlib.contextmanager
-def numba_threads(n_threads: int | None) -> Iterator[int]:
-    """Run the block with ``n_threads`` Numba threads, restoring the previous count after."""
+def thread_limit(backend: str, n_threads: int | None) -> Iterator[None]:
+    """Run the block with ``n_threads`` Numba threads (numba backend), restoring the count after.
+
+    The NumPy backend runs on one thread; ``n_threads`` is checked but has no effect there.
+    """
+    if n_threads is not None and (
+        isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer))
+    ):
+        raise TypeError(f"n_threads must be a positive int or None; got {n_threads!r}")
+    if backend != "numba":
+        if n_threads is not None and n_threads < 1:
+            raise ValueError(f"n_threads must be a positive int or None; got {n_threads}")
+        yield
+        return
     import numba
 
-    previous = numba.get_num_threads()
     if n_threads is None:
-        yield previous
+        yield
         return
     ceiling = numba.config.NUMBA_NUM_THREADS
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)):
-        raise TypeError(f"n_threads must be a positive int or None; got {n_threads!r}")
     if not 1 <= n_threads <= ceiling:
         raise ValueError(
             f"n_threads must be between 1 and {ceiling} (NUMBA_NUM_THREADS, set before numba "
             f"is imported, is the ceiling); got {n_threads}"
         )
+    previous = numba.get_num_threads()
     numba.set_num_threads(int(n_threads))
     try:
-        yield int(n_threads)
+        yield
     finally:
         numba.set_num_threads(previous)
 
@@ -94,45 +105,52 @@ def chunk_bounds(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
     return np.unique(bounds)
 
 
-def run_plan(plan: Plan, backend: str, n_threads: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """DCG and IDCG arrays (n_queries, n_cutoffs) for ``plan`` on a concrete backend."""
+def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
+    """DCG and IDCG arrays (n_queries, n_cutoffs) for ``plan`` on a concrete backend.
+
+    Call it inside :func:`thread_limit`; the numba backend uses the current thread count.
+    """
     if backend == "numpy":
         from fastndcg import _numpy
 
-        if n_threads is not None and (isinstance(n_threads, bool) or n_threads < 1):
-            raise ValueError(f"n_threads must be a positive int or None; got {n_threads!r}")
         return _numpy.score_queries(plan)
+    import numba
+
     kernels = _numba_kernels()
     assert kernels is not None
-    with numba_threads(n_threads) as threads:
-        n_chunks = max(1, threads * _CHUNKS_PER_THREAD)
-        bounds = chunk_bounds(plan.offsets, n_chunks)
-        dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
-        idcg = np.zeros_like(dcg)
-        scores = plan.scores if plan.scores is not None else plan.discount[:0]
-        kernels.score_queries(
-            bounds,
-            plan.offsets,
-            plan.grades,
-            scores,
-            plan.scores is None,
-            plan.tie_mode,
-            plan.tie_key,
-            np.uint64(plan.seed),
-            plan.gain_mode,
-            plan.gain_table,
-            plan.n_levels,
-            plan.level_order,
-            plan.level_gain,
-            plan.discount,
-            plan.discount_prefix,
-            plan.cutoffs,
-            plan.k_max,
-            plan.ideal_mode,
-            plan.ideal_offsets,
-            plan.ideal_grades,
-            plan.max_gain,
-            dcg,
-            idcg,
-        )
+    grades, grade_code = views(plan.grades, GRADE_DTYPES)
+    ideal_grades, ideal_code = views(plan.ideal_grades, GRADE_DTYPES)
+    scores, score_code = views(
+        plan.scores if plan.scores is not None else plan.discount[:0], SCORE_DTYPES
+    )
+    bounds = chunk_bounds(plan.offsets, numba.get_num_threads() * _CHUNKS_PER_THREAD)
+    dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
+    idcg = np.zeros_like(dcg)
+    kernels.score_queries(
+        bounds,
+        plan.offsets,
+        grades,
+        grade_code,
+        scores,
+        score_code,
+        plan.scores is None,
+        plan.tie_mode,
+        plan.tie_key,
+        np.uint64(plan.seed),
+        plan.gain_mode,
+        plan.gain_table,
+        plan.level_order,
+        plan.level_gain,
+        plan.discount,
+        plan.discount_prefix,
+        plan.cutoffs,
+        plan.k_max,
+        plan.ideal_mode,
+        plan.ideal_offsets,
+        ideal_grades,
+        ideal_code,
+        plan.max_gain,
+        dcg,
+        idcg,
+    )
     return dcg, idcg

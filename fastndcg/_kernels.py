@@ -4,20 +4,26 @@ Kernels take flat arrays and integer codes only; they do no validation (the API 
 everything before calling them) and never raise. All helpers a cached kernel calls live in this
 file, so Numba's per-file cache invalidation sees every change.
 
+One compiled signature serves every input dtype: grades and scores arrive as tuples of typed
+read-only views (one slot per supported dtype, the unused slots empty) plus a code saying which
+slot holds the data, so Arrow and NumPy columns reach the kernels without a conversion copy.
+
 Work is split into chunks of consecutive queries holding about the same number of rows, and
-``prange`` runs over chunks. Each query's values are computed by the same serial code whatever
-chunk it falls in, so results are bit-identical for every thread count.
+``prange`` runs over chunks. Each query is computed by the same serial code whatever chunk it
+falls in, so results are bit-identical for every thread count.
 
 Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for the whole list):
 
-1. select the ``min(K, n)`` best rows in rank order: an insertion buffer when few are needed,
-   otherwise a stable merge sort of the whole list;
-2. turn them into a prefix sum ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with
-   ``ties="average"`` every row of a tie group carries the group's mean gain (the group at the
-   selection boundary is completed by a second pass over the query);
+1. rank the ``count = min(K, n)`` best rows: for ``ties`` ``"average"``/``"stable"`` an
+   insertion buffer of scores with a running threshold when ``count`` is small (one pass, almost
+   every row rejected by one comparison), otherwise a stable merge sort of (score, row) pairs;
+   other tie rules use the same two strategies with a full comparator;
+2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
+   every row of a tie group carries the group's mean gain (a group cut by the selection is
+   completed by a scan of the query, only when a row outside the selection ties with it);
 3. ``DCG@k = P[min(k, n)]``;
-4. the ideal prefix sum comes from a histogram of integer grade levels (counting, no sort) when
-   grades are small integers, otherwise from a selection on the gains.
+4. the ideal prefix sum from a histogram of integer grade levels (counting, no sort) when grades
+   are small non-negative integers, otherwise from a selection on the gains.
 """
 
 from __future__ import annotations
@@ -36,11 +42,61 @@ from fastndcg._codes import (
     TIE_OPTIMISTIC,
     TIE_PESSIMISTIC,
     TIE_RANDOM,
+    TIE_STABLE,
 )
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
+_MERGE_RUN = 16
+
+
+# ---------------------------------------------------------------------------------------------
+# reading values of any supported dtype
+
+
+@njit(cache=True, inline="always")
+def _grade_at(views, code, i):
+    """Grade of row ``i`` as float64; ``views`` holds (f8, f4, i8, i4, i2, i1, u1) arrays."""
+    if code == 0:
+        return views[0][i]
+    if code == 1:
+        return np.float64(views[1][i])
+    if code == 2:
+        return np.float64(views[2][i])
+    if code == 3:
+        return np.float64(views[3][i])
+    if code == 4:
+        return np.float64(views[4][i])
+    if code == 5:
+        return np.float64(views[5][i])
+    return np.float64(views[6][i])
+
+
+@njit(cache=True, inline="always")
+def _length(views, code):
+    """Length of the array in slot ``code`` of a grade-views tuple."""
+    if code == 0:
+        return views[0].size
+    if code == 1:
+        return views[1].size
+    if code == 2:
+        return views[2].size
+    if code == 3:
+        return views[3].size
+    if code == 4:
+        return views[4].size
+    if code == 5:
+        return views[5].size
+    return views[6].size
+
+
+@njit(cache=True, inline="always")
+def _score_at(views, code, i):
+    """Score of row ``i`` as float64; ``views`` holds (f8, f4) arrays."""
+    if code == 0:
+        return views[0][i]
+    return np.float64(views[1][i])
 
 
 @njit(cache=True, inline="always")
@@ -61,16 +117,118 @@ def _gain(grade, gain_mode, gain_table):
     return gain_table[np.int64(grade)]
 
 
-@njit(cache=True, inline="always")
-def _ahead(i, j, scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table):
+# ---------------------------------------------------------------------------------------------
+# ranking with ties "average" / "stable": score descending, then row ascending
+
+
+@njit(cache=True)
+def _select_by_score(buf, top, s, e, count, scores, score_code):
+    """Best ``count`` rows of ``s:e`` (``count < e - s``) into ``buf``/``top``, best first.
+
+    Returns the largest score left outside the selection, which tells whether the tie group
+    at the boundary may continue beyond it.
+    """
+    for t in range(count):
+        i = s + t
+        x = _score_at(scores, score_code, i)
+        p = t
+        while p > 0 and x > top[p - 1]:
+            buf[p] = buf[p - 1]
+            top[p] = top[p - 1]
+            p -= 1
+        buf[p] = i
+        top[p] = x
+    threshold = top[count - 1]
+    outside = -np.inf
+    for i in range(s + count, e):
+        x = _score_at(scores, score_code, i)
+        if x > threshold:
+            outside = max(outside, threshold)  # the row falling out of the selection
+            p = count - 1
+            while p > 0 and x > top[p - 1]:
+                buf[p] = buf[p - 1]
+                top[p] = top[p - 1]
+                p -= 1
+            buf[p] = i
+            top[p] = x
+            threshold = top[count - 1]
+        else:
+            outside = max(outside, x)
+    return outside
+
+
+@njit(cache=True)
+def _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code):
+    """All rows of ``s:s+n`` into ``buf``/``top`` by score descending, stable (row ascending)."""
+    for t in range(n):
+        buf[t] = s + t
+        top[t] = _score_at(scores, score_code, s + t)
+    for a in range(0, n, _MERGE_RUN):
+        b = min(a + _MERGE_RUN, n)
+        for t in range(a + 1, b):
+            x = top[t]
+            i = buf[t]
+            p = t
+            while p > a and x > top[p - 1]:
+                top[p] = top[p - 1]
+                buf[p] = buf[p - 1]
+                p -= 1
+            top[p] = x
+            buf[p] = i
+    src_top, src_buf, dst_top, dst_buf = top, buf, tmp_top, tmp_buf
+    width = _MERGE_RUN
+    passes = 0
+    while width < n:
+        for a in range(0, n, 2 * width):
+            m = min(a + width, n)
+            b = min(a + 2 * width, n)
+            i = a
+            j = m
+            o = a
+            while i < m and j < b:
+                if src_top[j] > src_top[i]:  # strictly greater: equal scores keep row order
+                    dst_top[o] = src_top[j]
+                    dst_buf[o] = src_buf[j]
+                    j += 1
+                else:
+                    dst_top[o] = src_top[i]
+                    dst_buf[o] = src_buf[i]
+                    i += 1
+                o += 1
+            while i < m:
+                dst_top[o] = src_top[i]
+                dst_buf[o] = src_buf[i]
+                i += 1
+                o += 1
+            while j < b:
+                dst_top[o] = src_top[j]
+                dst_buf[o] = src_buf[j]
+                j += 1
+                o += 1
+        src_top, src_buf, dst_top, dst_buf = dst_top, dst_buf, src_top, src_buf
+        width *= 2
+        passes += 1
+    if passes % 2 == 1:  # the last merge pass wrote into the scratch arrays
+        top[:n] = tmp_top[:n]
+        buf[:n] = tmp_buf[:n]
+
+
+# ---------------------------------------------------------------------------------------------
+# ranking with the other tie rules: a full comparator
+
+
+@njit(cache=True)
+def _ahead(
+    i, j, scores, score_code, grades, grade_code, tie_mode, tie_key, seed, gain_mode, gain_table
+):
     """True when row ``i`` ranks strictly before row ``j``."""
-    si = scores[i]
-    sj = scores[j]
+    si = _score_at(scores, score_code, i)
+    sj = _score_at(scores, score_code, j)
     if si != sj:
         return si > sj
     if tie_mode == TIE_PESSIMISTIC or tie_mode == TIE_OPTIMISTIC:
-        gi = _gain(grades[i], gain_mode, gain_table)
-        gj = _gain(grades[j], gain_mode, gain_table)
+        gi = _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
+        gj = _gain(_grade_at(grades, grade_code, j), gain_mode, gain_table)
         if gi != gj:
             return (gi < gj) if tie_mode == TIE_PESSIMISTIC else (gi > gj)
     elif tie_mode == TIE_RANDOM:
@@ -85,45 +243,89 @@ def _ahead(i, j, scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table)
 
 
 @njit(cache=True)
-def _select_top(buf, s, e, count, scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table):
-    """Write the ``count`` best rows of ``s:e`` into ``buf[:count]``, best first."""
-    filled = 0
-    for i in range(s, e):
-        if filled < count:
-            p = filled
-            filled += 1
-        elif _ahead(
-            i, buf[count - 1], scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table
-        ):
-            p = count - 1
-        else:
-            continue
-        while p > 0 and _ahead(
-            i, buf[p - 1], scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table
-        ):
-            buf[p] = buf[p - 1]
-            p -= 1
-        buf[p] = i
-
-
-@njit(cache=True)
-def _sort_rows(idx, tmp, n, scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table):
-    """Stable sort of ``idx[:n]`` (row numbers) into rank order; ``tmp`` is scratch space."""
-    run = 16
-    for a in range(0, n, run):
-        b = min(a + run, n)
+def _rank_with_comparator(
+    buf,
+    tmp,
+    s,
+    e,
+    count,
+    scores,
+    score_code,
+    grades,
+    grade_code,
+    tie_mode,
+    tie_key,
+    seed,
+    gain_mode,
+    gain_table,
+):
+    """The ``count`` best rows of ``s:e`` into ``buf``, best first, under any tie rule."""
+    n = e - s
+    if count <= SMALL_SELECT and count < n:
+        filled = 0
+        for i in range(s, e):
+            if filled < count:
+                p = filled
+                filled += 1
+            elif _ahead(
+                i,
+                buf[count - 1],
+                scores,
+                score_code,
+                grades,
+                grade_code,
+                tie_mode,
+                tie_key,
+                seed,
+                gain_mode,
+                gain_table,
+            ):
+                p = count - 1
+            else:
+                continue
+            while p > 0 and _ahead(
+                i,
+                buf[p - 1],
+                scores,
+                score_code,
+                grades,
+                grade_code,
+                tie_mode,
+                tie_key,
+                seed,
+                gain_mode,
+                gain_table,
+            ):
+                buf[p] = buf[p - 1]
+                p -= 1
+            buf[p] = i
+        return
+    for t in range(n):
+        buf[t] = s + t
+    for a in range(0, n, _MERGE_RUN):
+        b = min(a + _MERGE_RUN, n)
         for t in range(a + 1, b):
-            x = idx[t]
+            x = buf[t]
             p = t
             while p > a and _ahead(
-                x, idx[p - 1], scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table
+                x,
+                buf[p - 1],
+                scores,
+                score_code,
+                grades,
+                grade_code,
+                tie_mode,
+                tie_key,
+                seed,
+                gain_mode,
+                gain_table,
             ):
-                idx[p] = idx[p - 1]
+                buf[p] = buf[p - 1]
                 p -= 1
-            idx[p] = x
-    src = idx
+            buf[p] = x
+    src = buf
     dst = tmp
-    width = run
+    width = _MERGE_RUN
     passes = 0
     while width < n:
         for a in range(0, n, 2 * width):
@@ -134,7 +336,17 @@ def _sort_rows(idx, tmp, n, scores, grades, tie_mode, tie_key, seed, gain_mode, 
             o = a
             while i < m and j < b:
                 if _ahead(
-                    src[j], src[i], scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table
+                    src[j],
+                    src[i],
+                    scores,
+                    score_code,
+                    grades,
+                    grade_code,
+                    tie_mode,
+                    tie_key,
+                    seed,
+                    gain_mode,
+                    gain_table,
                 ):
                     dst[o] = src[j]
                     j += 1
@@ -153,8 +365,12 @@ def _sort_rows(idx, tmp, n, scores, grades, tie_mode, tie_key, seed, gain_mode, 
         src, dst = dst, src
         width *= 2
         passes += 1
-    if passes % 2 == 1:  # the last merge pass wrote into tmp
-        idx[:n] = tmp[:n]
+    if passes % 2 == 1:
+        buf[:n] = tmp[:n]
+
+
+# ---------------------------------------------------------------------------------------------
+# ideal DCG
 
 
 @njit(cache=True)
@@ -178,28 +394,22 @@ def _sort_desc(values, n):
 
 
 @njit(cache=True)
-def _top_gains(vals, s, e, count, grades, gain_mode, gain_table):
-    """Write the ``count`` largest gains of rows ``s:e`` into ``vals[:count]``, largest first."""
-    n = e - s
-    if count > SMALL_SELECT or count == n:
-        for t in range(n):
-            vals[t] = _gain(grades[s + t], gain_mode, gain_table)
-        _sort_desc(vals, n)
-        return
-    filled = 0
-    for i in range(s, e):
-        g = _gain(grades[i], gain_mode, gain_table)
-        if filled < count:
-            p = filled
-            filled += 1
-        elif g > vals[count - 1]:
-            p = count - 1
-        else:
-            continue
-        while p > 0 and vals[p - 1] < g:
-            vals[p] = vals[p - 1]
-            p -= 1
-        vals[p] = g
+def _count_levels(hist, s, e, grades, grade_code):
+    """Histogram of integer grade levels of rows ``s:e``, in four interleaved copies.
+
+    Four copies break the store-to-load chain of consecutive rows with the same grade.
+    """
+    n_levels = hist.size // 4
+    i = s
+    while i + 4 <= e:
+        hist[np.int64(_grade_at(grades, grade_code, i))] += 1
+        hist[n_levels + np.int64(_grade_at(grades, grade_code, i + 1))] += 1
+        hist[2 * n_levels + np.int64(_grade_at(grades, grade_code, i + 2))] += 1
+        hist[3 * n_levels + np.int64(_grade_at(grades, grade_code, i + 3))] += 1
+        i += 4
+    while i < e:
+        hist[np.int64(_grade_at(grades, grade_code, i))] += 1
+        i += 1
 
 
 @njit(cache=True)
@@ -211,22 +421,27 @@ def _ideal_prefix(
     e,
     count,
     grades,
+    grade_code,
     gain_mode,
     gain_table,
-    n_levels,
     level_order,
     level_gain,
     discount,
 ):
-    """``prefix[r]`` = ideal DCG of the first ``r`` ranks, for ``r <= count``."""
+    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of rows ``s:e``, for ``r <= count``."""
     prefix[0] = 0.0
+    n_levels = level_order.size
     if n_levels > 0:
-        for i in range(s, e):
-            hist[np.int64(grades[i])] += 1
+        _count_levels(hist, s, e, grades, grade_code)
         pos = 0
         for lv in range(n_levels):
             level = level_order[lv]
-            filled = hist[level]
+            filled = (
+                hist[level]
+                + hist[n_levels + level]
+                + hist[2 * n_levels + level]
+                + hist[3 * n_levels + level]
+            )
             if filled == 0 or pos >= count:
                 continue
             g = level_gain[level]
@@ -234,17 +449,45 @@ def _ideal_prefix(
             for t in range(pos, stop):
                 prefix[t + 1] = prefix[t] + g * discount[t]
             pos += filled
-        for level in range(n_levels):
-            hist[level] = 0
+        hist[:] = 0
         return
-    _top_gains(vals, s, e, count, grades, gain_mode, gain_table)
+    n = e - s
+    if count > SMALL_SELECT or count == n:
+        for t in range(n):
+            vals[t] = _gain(_grade_at(grades, grade_code, s + t), gain_mode, gain_table)
+        _sort_desc(vals, n)
+    else:
+        filled = 0
+        for i in range(s, e):
+            g = _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
+            if filled < count:
+                p = filled
+                filled += 1
+            elif g > vals[count - 1]:
+                p = count - 1
+            else:
+                continue
+            while p > 0 and vals[p - 1] < g:
+                vals[p] = vals[p - 1]
+                p -= 1
+            vals[p] = g
     for t in range(count):
         prefix[t + 1] = prefix[t] + vals[t] * discount[t]
 
 
 @njit(cache=True)
 def _local_ideal(
-    vals, buf, mean_gain, group_end, cut, average, grades, gain_mode, gain_table, discount
+    vals,
+    buf,
+    mean_gain,
+    group_end,
+    cut,
+    average,
+    grades,
+    grade_code,
+    gain_mode,
+    gain_table,
+    discount,
 ):
     """Ideal DCG of the top ``cut`` rows re-sorted by gain.
 
@@ -255,12 +498,16 @@ def _local_ideal(
         if average and group_end[t] > cut:
             vals[t] = mean_gain[t]
         else:
-            vals[t] = _gain(grades[buf[t]], gain_mode, gain_table)
+            vals[t] = _gain(_grade_at(grades, grade_code, buf[t]), gain_mode, gain_table)
     _sort_desc(vals, cut)
     total = 0.0
     for t in range(cut):
         total += vals[t] * discount[t]
     return total
+
+
+# ---------------------------------------------------------------------------------------------
+# driver
 
 
 @njit(cache=True)
@@ -269,14 +516,15 @@ def _score_chunk(
     q1,
     offsets,
     grades,
+    grade_code,
     scores,
+    score_code,
     ranked,
     tie_mode,
     tie_key,
     seed,
     gain_mode,
     gain_table,
-    n_levels,
     level_order,
     level_gain,
     discount,
@@ -286,6 +534,7 @@ def _score_chunk(
     ideal_mode,
     ideal_offsets,
     ideal_grades,
+    ideal_code,
     max_gain,
     dcg_out,
     idcg_out,
@@ -301,14 +550,18 @@ def _score_chunk(
         longest = max(longest, offsets[q + 1] - offsets[q])
         longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
     cap = longest if whole else min(k_max, longest)
-    buf = np.empty(max(longest, 1), dtype=np.int64)
-    tmp = np.empty(max(longest, 1), dtype=np.int64)
+    size = max(longest, 1)
+    buf = np.empty(size, dtype=np.int64)
+    tmp_buf = np.empty(size, dtype=np.int64)
+    top = np.empty(size, dtype=np.float64)
+    tmp_top = np.empty(size, dtype=np.float64)
     prefix = np.empty(cap + 1, dtype=np.float64)
     mean_gain = np.empty(max(cap, 1), dtype=np.float64)
     group_end = np.empty(max(cap, 1), dtype=np.int64)
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)
-    hist = np.zeros(max(n_levels, 1), dtype=np.int64)
+    hist = np.zeros(4 * max(level_order.size, 1), dtype=np.int64)
+    fast_ties = tie_mode == TIE_AVERAGE or tie_mode == TIE_STABLE
     average = tie_mode == TIE_AVERAGE and not ranked
 
     for q in range(q0, q1):
@@ -317,40 +570,56 @@ def _score_chunk(
         n = e - s
         count = n if whole else min(k_max, n)
 
-        # 1. the best `count` rows, in rank order
+        # 1. the best `count` rows, in rank order (and their scores in `top` for fast ties)
+        outside = -np.inf
         if ranked:
             for t in range(count):
                 buf[t] = s + t
-        elif count <= SMALL_SELECT and count < n:
-            _select_top(
-                buf, s, e, count, scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table
-            )
+        elif fast_ties and count <= SMALL_SELECT and count < n:
+            outside = _select_by_score(buf, top, s, e, count, scores, score_code)
+        elif fast_ties:
+            _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code)
+            if count < n:
+                outside = top[count]
         else:
-            for t in range(n):
-                buf[t] = s + t
-            _sort_rows(buf, tmp, n, scores, grades, tie_mode, tie_key, seed, gain_mode, gain_table)
+            _rank_with_comparator(
+                buf,
+                tmp_buf,
+                s,
+                e,
+                count,
+                scores,
+                score_code,
+                grades,
+                grade_code,
+                tie_mode,
+                tie_key,
+                seed,
+                gain_mode,
+                gain_table,
+            )
 
         # 2. prefix sums of discounted gains (tie groups carry their mean gain)
         prefix[0] = 0.0
         if average:
             t = 0
             while t < count:
-                level = scores[buf[t]]
+                level = top[t]
                 stop = t + 1
-                while stop < count and scores[buf[stop]] == level:
+                while stop < count and top[stop] == level:
                     stop += 1
-                size = stop - t
                 total = 0.0
-                if stop == count and count < n:
-                    # boundary group: rows with this score may lie beyond the selection
+                size = stop - t
+                if stop == count and outside == level:
+                    # rows with this score lie beyond the selection: take the whole group
                     size = 0
                     for i in range(s, e):
-                        if scores[i] == level:
-                            total += _gain(grades[i], gain_mode, gain_table)
+                        if _score_at(scores, score_code, i) == level:
+                            total += _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
                             size += 1
                 else:
                     for u in range(t, stop):
-                        total += _gain(grades[buf[u]], gain_mode, gain_table)
+                        total += _gain(_grade_at(grades, grade_code, buf[u]), gain_mode, gain_table)
                 mean = total / size
                 for u in range(t, stop):
                     mean_gain[u] = mean
@@ -359,9 +628,8 @@ def _score_chunk(
                 t = stop
         else:
             for t in range(count):
-                prefix[t + 1] = (
-                    prefix[t] + _gain(grades[buf[t]], gain_mode, gain_table) * discount[t]
-                )
+                g = _gain(_grade_at(grades, grade_code, buf[t]), gain_mode, gain_table)
+                prefix[t + 1] = prefix[t] + g * discount[t]
 
         # 3. DCG per cutoff
         for j in range(n_cut):
@@ -384,6 +652,7 @@ def _score_chunk(
                     cut,
                     average,
                     grades,
+                    grade_code,
                     gain_mode,
                     gain_table,
                     discount,
@@ -401,9 +670,9 @@ def _score_chunk(
                 ei,
                 ideal_count,
                 ideal_grades,
+                ideal_code,
                 gain_mode,
                 gain_table,
-                n_levels,
                 level_order,
                 level_gain,
                 discount,
@@ -418,14 +687,15 @@ def score_queries(
     chunk_bounds,
     offsets,
     grades,
+    grade_code,
     scores,
+    score_code,
     ranked,
     tie_mode,
     tie_key,
     seed,
     gain_mode,
     gain_table,
-    n_levels,
     level_order,
     level_gain,
     discount,
@@ -435,6 +705,7 @@ def score_queries(
     ideal_mode,
     ideal_offsets,
     ideal_grades,
+    ideal_code,
     max_gain,
     dcg_out,
     idcg_out,
@@ -443,6 +714,7 @@ def score_queries(
 
     ``chunk_bounds`` splits the queries into chunks of similar row counts; chunks run in
     parallel. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite cutoff.
+    ``level_order`` is empty unless IDCG may count integer grade levels.
     """
     for c in prange(chunk_bounds.size - 1):
         _score_chunk(
@@ -450,14 +722,15 @@ def score_queries(
             chunk_bounds[c + 1],
             offsets,
             grades,
+            grade_code,
             scores,
+            score_code,
             ranked,
             tie_mode,
             tie_key,
             seed,
             gain_mode,
             gain_table,
-            n_levels,
             level_order,
             level_gain,
             discount,
@@ -467,7 +740,54 @@ def score_queries(
             ideal_mode,
             ideal_offsets,
             ideal_grades,
+            ideal_code,
             max_gain,
             dcg_out,
             idcg_out,
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# input scans used by validation
+
+
+@njit(cache=True, parallel=True)
+def scan_values(values, code, float_input, n_chunks):
+    """One pass over a column: (min, max, first non-finite row, first non-integral row).
+
+    Rows are -1 when there is none; min and max cover the finite values only.
+    """
+    n = _length(values, code)
+    lows = np.full(n_chunks, np.inf)
+    highs = np.full(n_chunks, -np.inf)
+    bad_finite = np.full(n_chunks, -1, dtype=np.int64)
+    bad_integral = np.full(n_chunks, -1, dtype=np.int64)
+    for c in prange(n_chunks):
+        a = n * c // n_chunks
+        b = n * (c + 1) // n_chunks
+        low = np.inf
+        high = -np.inf
+        first_bad = -1
+        first_frac = -1
+        for i in range(a, b):
+            x = _grade_at(values, code, i)
+            if float_input and not np.isfinite(x):
+                if first_bad < 0:
+                    first_bad = i
+                continue
+            low = min(low, x)
+            high = max(high, x)
+            if float_input and first_frac < 0 and x != np.floor(x):
+                first_frac = i
+        lows[c] = low
+        highs[c] = high
+        bad_finite[c] = first_bad
+        bad_integral[c] = first_frac
+    first_bad = -1
+    first_frac = -1
+    for c in range(n_chunks):
+        if first_bad < 0:
+            first_bad = bad_finite[c]
+        if first_frac < 0:
+            first_frac = bad_integral[c]
+    return lows.min(), highs.max(), first_bad, first_frac

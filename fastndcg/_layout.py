@@ -5,9 +5,10 @@ ending at the number of rows) over flat ``grades`` and ``scores``. Query ``q`` o
 ``offsets[q]:offsets[q+1]``. Builders accept flat arrays with ``qid`` or ``offsets``, or dense
 2-D arrays with an optional padding ``mask``.
 
-dtype policy: grades and scores reach the kernels as float64, offsets as int64, all C-contiguous
-and read-only, so each kernel is compiled for a single signature. Arrays that are already
-float64/int64 are not copied. Nothing the caller passed is ever written to.
+dtype policy: grades stay in their own dtype when it is one the kernels read directly (float64,
+float32, int64, int32, int16, int8, uint8; bool is viewed as uint8), scores when float64 or
+float32; anything else is converted once here. Offsets are int64. Arrays that need no conversion
+are not copied, and nothing the caller passed is ever written to.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-_BLOCK = 1 << 20  # rows per block in validation scans, which bounds their temporary memory
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, ColumnStats, column_stats
 
 
 @dataclass(frozen=True)
@@ -28,12 +29,14 @@ class Layout:
     ----------
     offsets : ndarray of int64, shape (n_queries + 1,)
         Query ``q`` owns rows ``offsets[q]:offsets[q + 1]``.
-    grades : ndarray of float64
-        Relevance grade of every row.
-    scores : ndarray of float64 or None
+    grades : ndarray
+        Relevance grade of every row (one of the kernel dtypes).
+    scores : ndarray of float64 or float32, or None
         Model score of every row; None when rows are already in ranked order.
     query_ids : ndarray
         Identifier of every query, in layout order.
+    grade_stats : ColumnStats
+        Range and integrality of the grades (from the validation pass).
     row_order : ndarray of int64 or None
         ``row_order[r]`` is the input row that became layout row ``r``; None when no rows moved.
     """
@@ -42,6 +45,7 @@ class Layout:
     grades: np.ndarray
     scores: np.ndarray | None
     query_ids: np.ndarray
+    grade_stats: ColumnStats
     row_order: np.ndarray | None = None
 
     @property
@@ -71,8 +75,7 @@ def readonly(array: np.ndarray) -> np.ndarray:
     return view
 
 
-def as_numeric_vector(values: Any, name: str) -> np.ndarray:
-    """Return ``values`` as a 1-D C-contiguous float64 array, copying only when needed."""
+def _numeric(values: Any, name: str) -> np.ndarray:
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":
         raise TypeError(
@@ -81,38 +84,41 @@ def as_numeric_vector(values: Any, name: str) -> np.ndarray:
         )
     if array.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional here; got shape {array.shape}")
-    return np.ascontiguousarray(array, dtype=np.float64)
+    return array
 
 
-def first_nonfinite(values: np.ndarray) -> int:
-    """Index of the first NaN or infinite value, or -1. Scans in blocks to bound memory."""
-    for start in range(0, values.size, _BLOCK):
-        block = values[start : start + _BLOCK]
-        finite = np.isfinite(block)
-        if not finite.all():
-            return start + int(np.argmin(finite))
-    return -1
+def as_grade_vector(values: Any, name: str) -> np.ndarray:
+    """1-D contiguous grades in a kernel dtype, converting (copying) only when needed."""
+    array = _numeric(values, name)
+    if array.dtype == np.bool_:
+        array = np.ascontiguousarray(array).view(np.uint8)
+    elif array.dtype not in GRADE_DTYPES:
+        target = {"u": np.int64, "i": np.int64}.get(array.dtype.kind, np.float64)
+        if array.dtype == np.uint64:
+            target = np.float64
+        array = array.astype(target)
+    return np.ascontiguousarray(array)
 
 
-def first_nonintegral(values: np.ndarray) -> int:
-    """Index of the first value with a fractional part, or -1 (values must be finite)."""
-    for start in range(0, values.size, _BLOCK):
-        block = values[start : start + _BLOCK]
-        whole = block == np.floor(block)
-        if not whole.all():
-            return start + int(np.argmin(whole))
-    return -1
+def as_score_vector(values: Any, name: str) -> np.ndarray:
+    """1-D contiguous scores as float64 or float32, converting (copying) only when needed."""
+    array = _numeric(values, name)
+    if array.dtype not in SCORE_DTYPES:
+        array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
+    return np.ascontiguousarray(array)
 
 
-def check_finite(values: np.ndarray, name: str, where: Any) -> None:
-    """Raise a ValueError naming the first NaN/inf entry of ``values``."""
-    bad = first_nonfinite(values)
+def checked_stats(values: np.ndarray, name: str, where: Any, use_numba: bool) -> ColumnStats:
+    """Scan ``values`` once; raise a ValueError naming the first NaN or infinite entry."""
+    stats = column_stats(values, use_numba)
+    bad = stats.first_nonfinite
     if bad >= 0:
         kind = "NaN" if np.isnan(values[bad]) else "infinite"
         raise ValueError(
             f"{name} has a {kind} value at {where(bad)}; "
             f"{name} must be finite: drop or fill those rows first"
         )
+    return stats
 
 
 def build_layout(
@@ -122,8 +128,12 @@ def build_layout(
     qid: Any = None,
     offsets: Any = None,
     mask: Any = None,
+    use_numba: bool = False,
 ) -> Layout:
-    """Build the CSR layout from flat or dense input (see :func:`fastndcg.ndcg`)."""
+    """Build the CSR layout from flat or dense input (see :func:`fastndcg.ndcg`).
+
+    ``use_numba`` runs the validation scan as a parallel kernel.
+    """
     grades_in = np.asarray(grades)
     if grades_in.ndim == 2:
         if qid is not None or offsets is not None:
@@ -131,7 +141,7 @@ def build_layout(
                 "qid and offsets describe flat 1-D input; dense 2-D input has one query per "
                 "row (use mask= for padding)"
             )
-        return _from_dense(grades_in, scores, mask)
+        return _from_dense(grades_in, scores, mask, use_numba)
     if mask is not None:
         raise ValueError(
             "mask is for dense 2-D input; flat 1-D input is split with qid= or offsets="
@@ -141,8 +151,8 @@ def build_layout(
             f"grades must be 1-D (flat, with qid= or offsets=) or 2-D (one query per row); "
             f"got shape {grades_in.shape}"
         )
-    grade_vec = as_numeric_vector(grades_in, "grades")
-    score_vec = None if scores is None else as_numeric_vector(scores, "scores")
+    grade_vec = as_grade_vector(grades_in, "grades")
+    score_vec = None if scores is None else as_score_vector(scores, "scores")
     n = grade_vec.size
     if score_vec is not None and score_vec.size != n:
         raise ValueError(
@@ -160,29 +170,43 @@ def build_layout(
     else:  # one query holding every row (no query at all when there are no rows)
         offs = np.array([0, n] if n else [0], dtype=np.int64)
         query_ids = np.arange(offs.size - 1, dtype=np.int64)
-    _check_rows(grade_vec, score_vec, lambda r: f"row {r}")
+    return finish_layout(
+        offs, grade_vec, score_vec, query_ids, lambda r: f"row {r}", use_numba, row_order
+    )
+
+
+def finish_layout(
+    offsets: np.ndarray,
+    grades: np.ndarray,
+    scores: np.ndarray | None,
+    query_ids: np.ndarray,
+    where: Any,
+    use_numba: bool,
+    row_order: np.ndarray | None = None,
+) -> Layout:
+    """Validate grades and scores, then build the layout (rows moved into ``row_order``).
+
+    ``where(row)`` words a row number for error messages.
+    """
+    grade_stats = checked_stats(grades, "grades", where, use_numba)
+    if scores is not None:
+        checked_stats(scores, "scores", where, use_numba)
     if row_order is not None:
-        grade_vec = grade_vec[row_order]
-        score_vec = None if score_vec is None else score_vec[row_order]
+        grades = grades[row_order]
+        scores = None if scores is None else scores[row_order]
     return Layout(
-        readonly(offs),
-        readonly(grade_vec),
-        None if score_vec is None else readonly(score_vec),
+        readonly(offsets),
+        readonly(grades),
+        None if scores is None else readonly(scores),
         query_ids,
+        grade_stats,
         row_order,
     )
 
 
-def _check_rows(grades: np.ndarray, scores: np.ndarray | None, where: Any) -> None:
-    check_finite(grades, "grades", where)
-    if scores is not None:
-        check_finite(scores, "scores", where)
-
-
-def _from_dense(grades: np.ndarray, scores: Any, mask: Any) -> Layout:
+def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> Layout:
     n_queries, width = grades.shape
-    if grades.dtype.kind not in "biuf":
-        raise TypeError(f"grades must be numeric; got dtype {grades.dtype}")
+    _numeric(grades.reshape(-1), "grades")
     score_mat = None
     if scores is not None:
         score_mat = np.asarray(scores)
@@ -191,18 +215,10 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any) -> Layout:
                 f"scores must have the same shape as grades: grades {grades.shape}, "
                 f"scores {score_mat.shape}"
             )
-        if score_mat.dtype.kind not in "biuf":
-            raise TypeError(f"scores must be numeric; got dtype {score_mat.dtype}")
+        _numeric(score_mat.reshape(-1), "scores")
     if mask is None:
-        grade_vec = np.ascontiguousarray(grades, dtype=np.float64).reshape(-1)
-        score_vec = (
-            None
-            if score_mat is None
-            else np.ascontiguousarray(score_mat, dtype=np.float64).reshape(-1)
-        )
-        offs = np.arange(0, n_queries * width + 1, max(width, 1), dtype=np.int64)
-        if width == 0:
-            offs = np.zeros(n_queries + 1, dtype=np.int64)
+        keep = None
+        offs = np.arange(n_queries + 1, dtype=np.int64) * width
     else:
         keep = np.asarray(mask)
         if keep.shape != grades.shape:
@@ -215,22 +231,20 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any) -> Layout:
                     f"mask must be boolean (True = keep the item); got dtype {keep.dtype}"
                 )
             keep = keep.astype(bool)
-        grade_vec = np.ascontiguousarray(grades[keep], dtype=np.float64)
-        score_vec = None if score_mat is None else np.ascontiguousarray(score_mat[keep], np.float64)
         offs = np.zeros(n_queries + 1, dtype=np.int64)
         np.cumsum(keep.sum(axis=1), out=offs[1:])
+
+    def flat(matrix: np.ndarray) -> np.ndarray:
+        return matrix.reshape(-1) if keep is None else matrix[keep]
 
     def where(row: int) -> str:
         q = int(np.searchsorted(offs, row, side="right")) - 1
         return f"query row {q}, item {row - offs[q]}"
 
-    _check_rows(grade_vec, score_vec, where)
-    return Layout(
-        readonly(offs),
-        readonly(grade_vec),
-        None if score_vec is None else readonly(score_vec),
-        np.arange(n_queries, dtype=np.int64),
-    )
+    grade_vec = as_grade_vector(flat(grades), "grades")
+    score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores")
+    query_ids = np.arange(n_queries, dtype=np.int64)
+    return finish_layout(offs, grade_vec, score_vec, query_ids, where, use_numba)
 
 
 def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
@@ -320,11 +334,11 @@ def _dictionary_encode(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarr
 
 
 def align_ideal(
-    layout: Layout, ideal_grades: Any, ideal_qid: Any, ideal_offsets: Any
-) -> tuple[np.ndarray, np.ndarray]:
+    layout: Layout, ideal_grades: Any, ideal_qid: Any, ideal_offsets: Any, use_numba: bool = False
+) -> tuple[np.ndarray, np.ndarray, ColumnStats]:
     """Judgment lists for ``ideal="global"``, as a CSR aligned with ``layout``'s queries.
 
-    Returns ``(offsets, grades)`` where query ``q`` of ``layout`` owns ideal rows
+    Returns ``(offsets, grades, stats)`` where query ``q`` of ``layout`` owns ideal rows
     ``offsets[q]:offsets[q+1]``; a query without judgments gets an empty list.
     """
     if ideal_grades is None:
@@ -332,13 +346,13 @@ def align_ideal(
             "ideal='global' needs the judgment lists: pass ideal_grades= with ideal_qid= or "
             "ideal_offsets="
         )
-    grades = as_numeric_vector(ideal_grades, "ideal_grades")
+    grades = as_grade_vector(ideal_grades, "ideal_grades")
     if (ideal_qid is None) == (ideal_offsets is None):
         raise ValueError(
             "ideal='global' needs exactly one of ideal_qid= (judgment rows matched to queries "
             "by id) or ideal_offsets= (one judgment list per query, in query order)"
         )
-    check_finite(grades, "ideal_grades", lambda r: f"row {r}")
+    stats = checked_stats(grades, "ideal_grades", lambda r: f"row {r}", use_numba)
     if ideal_offsets is not None:
         offs = check_offsets(ideal_offsets, grades.size, "ideal_offsets")
         if offs.size != layout.offsets.size:
@@ -346,7 +360,7 @@ def align_ideal(
                 f"ideal_offsets describes {offs.size - 1} judgment lists but there are "
                 f"{layout.n_queries} queries; give one list per query (empty ones allowed)"
             )
-        return readonly(offs), readonly(grades)
+        return readonly(offs), readonly(grades), stats
     offs, ids, order = group_rows(ideal_qid, grades.size, "ideal_qid")
     if order is not None:
         grades = grades[order]
@@ -356,7 +370,7 @@ def align_ideal(
     np.cumsum(lengths, out=aligned[1:])
     starts = np.where(where >= 0, offs[np.maximum(where, 0)], 0)
     gather = np.repeat(starts - aligned[:-1], lengths) + np.arange(aligned[-1])
-    return readonly(aligned), readonly(np.ascontiguousarray(grades[gather]))
+    return readonly(aligned), readonly(np.ascontiguousarray(grades[gather])), stats
 
 
 def _positions_of(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ def random_keys(seed: int, rows: np.ndarray) -> np.ndarray:
 def gains_of(grades: np.ndarray, plan: Plan) -> np.ndarray:
     """Gain of every grade under the plan's gain mode."""
     if plan.gain_mode == C.GAIN_EXP2:
-        return np.exp2(grades) - 1.0
+        return np.exp2(grades.astype(np.float64)) - 1.0
     if plan.gain_mode == C.GAIN_LINEAR:
         return grades.astype(np.float64, copy=False)
     return plan.gain_table[grades.astype(np.int64)]
@@ -123,7 +123,7 @@ def _score_block(plan, queries, width, lengths, dcg, idcg) -> None:
     if plan.scores is None:
         ranked_gains = gains
     else:
-        scores = np.where(valid, plan.scores[rows], -np.inf)
+        scores = np.where(valid, plan.scores[rows].astype(np.float64), -np.inf)
         order = _rank_order(plan, scores, gains, rows)
         ranked_gains = np.take_along_axis(gains, order, axis=1)
     if average:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastndcg import _codes as C
-from fastndcg._layout import Layout, first_nonintegral, readonly
+from fastndcg._layout import Layout, readonly
 from fastndcg._options import Discount, Gain
+from fastndcg._scan import ColumnStats, column_stats
 
 _EMPTY_F = readonly(np.empty(0, dtype=np.float64))
 _EMPTY_I = readonly(np.empty(0, dtype=np.int64))
@@ -25,15 +26,14 @@ class Plan:
     """Everything a backend needs, as arrays and integer codes (see ``_kernels.score_queries``)."""
 
     offsets: np.ndarray
-    grades: np.ndarray  # grades, or gains already applied when gain_mode is GAIN_LINEAR
-    scores: np.ndarray | None  # None: rows are in ranked order
+    grades: np.ndarray  # grades (any kernel dtype), or float64 gains when precomputed
+    scores: np.ndarray | None  # float64 or float32; None: rows are in ranked order
     tie_mode: int
     tie_key: np.ndarray
     seed: int
     gain_mode: int
     gain_table: np.ndarray
-    n_levels: int  # > 0: ideal grades are integers in [0, n_levels): IDCG by counting
-    level_order: np.ndarray
+    level_order: np.ndarray  # non-empty: ideal grades are integers in [0, size): IDCG by counting
     level_gain: np.ndarray
     discount: np.ndarray
     discount_prefix: np.ndarray
@@ -60,14 +60,16 @@ def make_plan(
     tie_key: np.ndarray | None,
     seed: int,
     ideal_mode: int,
-    ideal: tuple[np.ndarray, np.ndarray] | None,
+    ideal: tuple[np.ndarray, np.ndarray, ColumnStats] | None,
     max_grade: float | None,
 ) -> Plan:
     """Build the :class:`Plan`; raises ValueError when grades do not fit the chosen gain."""
-    grades = layout.grades
-    ideal_offsets, ideal_grades = ideal if ideal is not None else (layout.offsets, grades)
+    if ideal is None:
+        ideal = (layout.offsets, layout.grades, layout.grade_stats)
+    ideal_offsets, ideal_grades, ideal_stats = ideal
+    separate = ideal_grades is not layout.grades
     gain_mode, gain_table, grades, ideal_grades = _apply_gain(
-        gain, layout, grades, ideal_grades, ideal is not None
+        gain, layout, ideal_grades, ideal_stats, separate
     )
     if ideal_mode == C.IDEAL_MAX:
         top = _max_grade(layout, max_grade)
@@ -76,8 +78,12 @@ def make_plan(
         if max_grade is not None:
             raise ValueError("max_grade= is only used with ideal='max'")
         max_gain = 0.0
-    histogram_source = ideal_grades if ideal_mode in (C.IDEAL_RECALL, C.IDEAL_GLOBAL) else _EMPTY_F
-    n_levels, level_order, level_gain = _levels(gain_mode, gain_table, histogram_source)
+    counting = ideal_mode in (C.IDEAL_RECALL, C.IDEAL_GLOBAL) and gain.kind in (
+        "exp2",
+        "linear",
+        "table",
+    )
+    level_order, level_gain = _levels(gain, gain_table, ideal_stats, counting, ideal_grades.size)
 
     finite = [c for c in cutoffs if c is not None]
     whole = len(finite) < len(cutoffs)
@@ -103,7 +109,6 @@ def make_plan(
         seed=seed,
         gain_mode=gain_mode,
         gain_table=readonly(gain_table),
-        n_levels=n_levels,
         level_order=readonly(level_order),
         level_gain=readonly(level_gain),
         discount=readonly(table),
@@ -118,34 +123,50 @@ def make_plan(
 
 
 def _apply_gain(
-    gain: Gain, layout: Layout, grades: np.ndarray, ideal_grades: np.ndarray, separate: bool
+    gain: Gain, layout: Layout, ideal_grades: np.ndarray, ideal_stats: ColumnStats, separate: bool
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-    """Check grades against the gain; precompute gains the kernels cannot compute themselves."""
+    """Check grades against the gain; precompute gains the kernels cannot compute themselves.
+
+    Returns the gain code, the gain table, and the grades and ideal grades the kernels read.
+    """
 
     def where(row: int) -> str:
         return f"row {layout.input_row(row)} (query {layout.query_of_row(row)!r})"
 
-    sources = [(grades, "grades", where)]
+    grades = layout.grades
+    sources = [(grades, layout.grade_stats, "grades", where)]
     if separate:
-        sources.append((ideal_grades, "ideal_grades", lambda row: f"row {row}"))
+        sources.append((ideal_grades, ideal_stats, "ideal_grades", lambda row: f"row {row}"))
     if gain.kind == "exp2":
-        for values, name, at in sources:
-            _check_non_negative(values, name, at)
+        for values, stats, name, at in sources:
+            _check_non_negative(values, stats, name, at)
+        small = [_small_levels(stats) for _, stats, _, _ in sources]
+        if all(small):  # small integer grades: a lookup table is cheaper than exp2 per row
+            levels = np.arange(max(small), dtype=np.float64)
+            return C.GAIN_TABLE, np.exp2(levels) - 1.0, grades, ideal_grades
         return C.GAIN_EXP2, _EMPTY_F, grades, ideal_grades
     if gain.kind == "linear":
         return C.GAIN_LINEAR, _EMPTY_F, grades, ideal_grades
     if gain.kind == "table":
         assert gain.table is not None
-        for values, name, at in sources:
-            _check_table_grades(values, gain.table, name, at)
+        for values, stats, name, at in sources:
+            _check_table_grades(values, stats, gain.table, name, at)
         return C.GAIN_TABLE, gain.table, grades, ideal_grades
     main = _gain_values(gain, grades, "grades", where)
     other = _gain_values(gain, ideal_grades, "ideal_grades") if separate else main
     return C.GAIN_LINEAR, _EMPTY_F, main, other
 
 
-def _check_non_negative(values: np.ndarray, name: str, where) -> None:
-    if values.size and values.min() < 0:
+def _small_levels(stats: ColumnStats) -> int:
+    """Number of grade levels when grades are integers in [0, MAX_HISTOGRAM_LEVELS), else 0."""
+    if stats.integral and 0 <= stats.low <= stats.high < C.MAX_HISTOGRAM_LEVELS:
+        return int(stats.high) + 1
+    return 0
+
+
+def _check_non_negative(values: np.ndarray, stats: ColumnStats | None, name: str, where) -> None:
+    low = stats.low if stats is not None else (values.min() if values.size else 0.0)
+    if values.size and low < 0:
         row = int(np.argmax(values < 0))
         raise ValueError(
             f"gain='exp2' (2**g - 1) is not defined for negative grades: {name} has "
@@ -154,17 +175,20 @@ def _check_non_negative(values: np.ndarray, name: str, where) -> None:
         )
 
 
-def _check_table_grades(values: np.ndarray, table: np.ndarray, name: str, where) -> None:
+def _check_table_grades(
+    values: np.ndarray, stats: ColumnStats | None, table: np.ndarray, name: str, where
+) -> None:
     if values.size == 0:
         return
-    row = first_nonintegral(values)
+    if stats is None:
+        stats = column_stats(values, use_numba=False)
+    row = stats.first_nonintegral
     if row >= 0:
         raise ValueError(
             f"a gain table maps integer grades to gains, but {name} has {values[row]:g} at "
             f"{where(row)}; round the grades or pass a callable gain"
         )
-    low, high = values.min(), values.max()
-    if low < 0 or high >= table.size:
+    if stats.low < 0 or stats.high >= table.size:
         row = int(np.argmax((values < 0) | (values >= table.size)))
         raise ValueError(
             f"{name} has {values[row]:g} at {where(row)}, outside the gain table (grades "
@@ -184,14 +208,15 @@ def _check_table_grades(values: np.ndarray, table: np.ndarray, name: str, where)
 def _gain_values(gain: Gain, grades: np.ndarray, name: str, where=None) -> np.ndarray:
     """Gains of ``grades`` under any gain specification (vectorised)."""
     at = where or (lambda row: f"row {row}")
+    grades = grades.astype(np.float64)
     if gain.kind == "exp2":
-        _check_non_negative(grades, name, at)
+        _check_non_negative(grades, None, name, at)
         return np.exp2(grades) - 1.0
     if gain.kind == "linear":
-        return grades.astype(np.float64, copy=True)
+        return grades
     if gain.kind == "table":
         assert gain.table is not None
-        _check_table_grades(grades, gain.table, name, at)
+        _check_table_grades(grades, None, gain.table, name, at)
         return gain.table[grades.astype(np.int64)]
     if gain.kind == "mapping":
         assert gain.keys is not None and gain.values is not None
@@ -206,7 +231,7 @@ def _gain_values(gain: Gain, grades: np.ndarray, name: str, where=None) -> np.nd
         return gain.values[pos]
     assert gain.func is not None
     try:
-        raw = gain.func(grades.copy())
+        raw = gain.func(grades)
     except Exception as exc:  # the user's function failed: say which option it was
         raise ValueError(f"gain callable failed on {name}: {exc!r}") from exc
     out = np.asarray(raw, dtype=np.float64)
@@ -225,35 +250,35 @@ def _gain_values(gain: Gain, grades: np.ndarray, name: str, where=None) -> np.nd
 
 
 def _max_grade(layout: Layout, max_grade: float | None) -> float:
+    highest = layout.grade_stats.high if layout.grades.size else 0.0
     if max_grade is None:
-        return float(layout.grades.max()) if layout.grades.size else 0.0
+        return highest
     value = float(max_grade)
     if not np.isfinite(value):
         raise ValueError(f"max_grade must be finite; got {max_grade!r}")
-    if layout.grades.size and layout.grades.max() > value:
+    if layout.grades.size and highest > value:
         raise ValueError(
-            f"max_grade={value:g} is below the largest grade in the data "
-            f"({layout.grades.max():g}); NDCG would exceed 1. Raise max_grade or leave it unset"
+            f"max_grade={value:g} is below the largest grade in the data ({highest:g}); "
+            "NDCG would exceed 1. Raise max_grade or leave it unset"
         )
     return value
 
 
 def _levels(
-    gain_mode: int, gain_table: np.ndarray, grades: np.ndarray
-) -> tuple[int, np.ndarray, np.ndarray]:
-    """Grade levels for counting IDCG, when every grade is a small non-negative integer."""
-    if grades.size == 0 or gain_mode not in (C.GAIN_EXP2, C.GAIN_LINEAR, C.GAIN_TABLE):
-        return 0, _EMPTY_I, _EMPTY_F
-    low, high = grades.min(), grades.max()
-    if low < 0 or high >= C.MAX_HISTOGRAM_LEVELS or first_nonintegral(grades) >= 0:
-        return 0, _EMPTY_I, _EMPTY_F
-    n_levels = int(high) + 1
+    gain: Gain, gain_table: np.ndarray, stats: ColumnStats, counting: bool, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Grade levels in descending gain order, and the gain of each level, for counting IDCG.
+
+    Empty when the ideal grades are not all small non-negative integers (then IDCG selects).
+    """
+    n_levels = _small_levels(stats) if counting and size > 0 else 0
+    if n_levels == 0:
+        return _EMPTY_I, _EMPTY_F
     levels = np.arange(n_levels, dtype=np.float64)
-    if gain_mode == C.GAIN_EXP2:
+    if gain.kind == "exp2":
         level_gain = np.exp2(levels) - 1.0
-    elif gain_mode == C.GAIN_LINEAR:
+    elif gain.kind == "linear":
         level_gain = levels
-    else:
-        level_gain = np.nan_to_num(gain_table[:n_levels], nan=0.0)
-    level_order = np.argsort(-level_gain, kind="stable").astype(np.int64)
-    return n_levels, level_order, level_gain
+    else:  # a table; levels it does not map have no rows
+        level_gain = np.nan_to_num(gain_table[: levels.size], nan=0.0)
+    return np.argsort(-level_gain, kind="stable").astype(np.int64), level_gain

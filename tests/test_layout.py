@@ -82,16 +82,46 @@ def test_flat_input_without_qid_is_one_query(backend):
     assert result.n_queries == 1
 
 
-def test_integer_and_float32_inputs_match_float64(backend):
+GRADE_DTYPES = [
+    "float64",
+    "float32",
+    "float16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+]
+SCORE_DTYPES = ["float64", "float32", "float16", "int64", "int8"]
+
+
+@pytest.mark.parametrize("grade_dtype", GRADE_DTYPES)
+@pytest.mark.parametrize("score_dtype", SCORE_DTYPES)
+def test_every_numeric_dtype_matches_float64(backend, grade_dtype, score_dtype):
     rng = np.random.default_rng(0)
-    grades = rng.integers(0, 5, 500)
-    scores = rng.random(500).astype(np.float32)
+    grades = rng.integers(0, 2 if grade_dtype == "bool" else 5, 500)
+    scores = rng.integers(-20, 20, 500)  # exact in every score dtype
     offsets = np.array([0, 100, 350, 500])
+    options = dict(k=[1, 10, None], ideal="global", ideal_offsets=offsets.astype(np.int32))
     a = fastndcg.ndcg(
-        grades.astype(np.int8), scores, offsets=offsets.astype(np.int32), k=10, backend=backend
+        grades.astype(grade_dtype),
+        scores.astype(score_dtype),
+        offsets=offsets.astype(np.int32),
+        ideal_grades=grades[::-1].astype(grade_dtype),
+        backend=backend,
+        **options,
     )
     b = fastndcg.ndcg(
-        grades.astype(float), scores.astype(float), offsets=offsets, k=10, backend=backend
+        grades.astype(float),
+        scores.astype(float),
+        offsets=offsets,
+        ideal_grades=grades[::-1].astype(float),
+        backend=backend,
+        **options,
     )
     np.testing.assert_array_equal(a.per_query, b.per_query)
 

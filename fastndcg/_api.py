@@ -8,21 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import resolve_backend, run_plan, thread_limit
-from fastndcg._layout import Layout, align_ideal, build_layout
-from fastndcg._options import (
-    AGGREGATES,
-    IDEALS,
-    TIES,
-    ZERO_IDCG,
-    choose,
-    parse_cutoffs,
-    parse_discount,
-    parse_gain,
-    plain,
-)
-from fastndcg._plan import make_plan
-from fastndcg._result import NDCGResult, cutoff_label
+from fastndcg._engine import Engine, query_weights
+from fastndcg._layout import build_layout
+from fastndcg._result import NDCGResult
 
 Cutoffs = int | Sequence[int | None] | None
 GainSpec = str | Sequence[float] | Mapping[float, float] | Callable[[np.ndarray], Any]
@@ -132,180 +120,29 @@ def ndcg(
     >>> round(float(result), 4)
     0.9488
     """
-    cutoffs = parse_cutoffs(k)
-    tie_name = choose("ties", ties, tuple(TIES))
-    if tie_name == "random":
-        seed = _random_seed(seed)
-    elif seed is not None:
-        raise ValueError("seed= is only used with ties='random'")
-    return score_layout(
-        lambda use_numba: build_layout(
-            grades, scores, qid=qid, offsets=offsets, mask=mask, use_numba=use_numba
-        ),
-        cutoffs=cutoffs,
+    engine = Engine.create(
+        k=k,
         gain=gain,
         discount=discount,
         ideal=ideal,
-        ideal_grades=ideal_grades,
-        ideal_qid=ideal_qid,
-        ideal_offsets=ideal_offsets,
         max_grade=max_grade,
-        tie_mode=TIES[tie_name],
-        tie_name=tie_name,
-        tie_key=None,
-        seed=seed or 0,
+        ties=ties,
+        seed=seed,
         zero_idcg=zero_idcg,
         aggregate=aggregate,
-        weights=weights,
         backend=backend,
         n_threads=n_threads,
     )
-
-
-def score_layout(
-    make_layout: Callable[[bool], Layout],
-    *,
-    cutoffs: tuple[int | None, ...],
-    gain: Any,
-    discount: Any,
-    ideal: str,
-    ideal_grades: Any,
-    ideal_qid: Any,
-    ideal_offsets: Any,
-    max_grade: float | None,
-    tie_mode: int,
-    tie_name: str,
-    tie_key: np.ndarray | None,
-    seed: int,
-    zero_idcg: str,
-    aggregate: str,
-    weights: Any,
-    backend: str,
-    n_threads: int | None,
-) -> NDCGResult:
-    """Shared engine behind every entry point: options are checked before any data is read."""
-    gain_spec = parse_gain(gain)
-    discount_spec = parse_discount(discount)
-    ideal_name = choose("ideal", ideal, tuple(IDEALS))
-    choose("zero_idcg", zero_idcg, ZERO_IDCG)
-    choose("aggregate", aggregate, AGGREGATES)
-    backend_name = resolve_backend(backend)
-    if ideal_name != "global" and not (
-        ideal_grades is None and ideal_qid is None and ideal_offsets is None
-    ):
-        raise ValueError(
-            "ideal_grades/ideal_qid/ideal_offsets are judgment lists for ideal='global'; "
-            f"they are not used with ideal={ideal_name!r}"
+    engine.check_ideal_inputs(ideal_grades, ideal_qid, ideal_offsets)
+    with engine.threads():
+        layout = build_layout(
+            grades, scores, qid=qid, offsets=offsets, mask=mask, use_numba=engine.use_numba
         )
-    use_numba = backend_name == "numba"
-    with thread_limit(backend_name, n_threads):
-        layout = make_layout(use_numba)
-        ideal_arrays = (
-            align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, use_numba)
-            if ideal_name == "global"
-            else None
+        query_weights(weights, layout.n_queries)
+        dcg, idcg = engine.score(
+            layout, ideal_grades=ideal_grades, ideal_qid=ideal_qid, ideal_offsets=ideal_offsets
         )
-        plan = make_plan(
-            layout,
-            cutoffs=cutoffs,
-            gain=gain_spec,
-            discount=discount_spec,
-            tie_mode=tie_mode,
-            tie_key=tie_key,
-            seed=seed,
-            ideal_mode=IDEALS[ideal_name],
-            ideal=ideal_arrays,
-            max_grade=max_grade,
-        )
-        query_weights = _query_weights(weights, layout.n_queries)
-        dcg, idcg = run_plan(plan, backend_name)
-    options = {
-        "gain": gain_spec.describe(),
-        "discount": discount_spec.describe(),
-        "ideal": ideal_name,
-        "ties": "ranked input" if layout.scores is None else tie_name,
-        "zero_idcg": zero_idcg,
-        "aggregate": aggregate,
-        "backend": backend_name,
-    }
-    return finish(
-        layout.query_ids, cutoffs, dcg, idcg, zero_idcg, aggregate, query_weights, options
-    )
-
-
-def finish(
-    query_ids: np.ndarray,
-    cutoffs: tuple[int | None, ...],
-    dcg: np.ndarray,
-    idcg: np.ndarray,
-    zero_idcg: str,
-    aggregate: str,
-    weights: np.ndarray | None,
-    options: dict[str, Any],
-) -> NDCGResult:
-    """Normalise DCG by IDCG, apply the zero-IDCG rule and aggregate per cutoff."""
-    relevant = idcg > 0
-    per_query = np.full_like(dcg, np.nan)
-    np.divide(dcg, idcg, out=per_query, where=relevant)
-    if zero_idcg == "error" and not relevant.all():
-        q, j = np.argwhere(~relevant)[0]
-        raise ValueError(
-            f"query {plain(query_ids[q])!r} has no relevant item (IDCG{cutoff_label(cutoffs[j])} = "
-            f"{idcg[q, j]:g}) and zero_idcg='error'; pass zero_idcg='skip', 'zero' or 'one' to "
-            "score such queries"
-        )
-    if zero_idcg in ("zero", "one"):
-        per_query[~relevant] = 0.0 if zero_idcg == "zero" else 1.0
-        counted = np.ones_like(relevant)
-    else:
-        counted = relevant
-    w = np.ones(dcg.shape[0]) if weights is None else weights
-    counted_w = np.where(counted, w[:, None], 0.0)
-    if aggregate == "mean":
-        numerator = (np.where(counted, per_query, 0.0) * counted_w).sum(axis=0)
-        denominator = counted_w.sum(axis=0)
-    else:
-        numerator = (counted_w * dcg).sum(axis=0)
-        denominator = (counted_w * idcg).sum(axis=0)
-    mean = np.full(len(cutoffs), np.nan)
-    np.divide(numerator, denominator, out=mean, where=denominator > 0)
-    n_skipped = (~counted).sum(axis=0).astype(np.int64)
-    return NDCGResult(
-        k=cutoffs,
-        per_query=per_query,
-        dcg=dcg,
-        idcg=idcg,
-        mean=mean,
-        query_ids=query_ids,
-        n_skipped=n_skipped,
-        options=options,
-    )
-
-
-def _query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
-    if weights is None:
-        return None
-    w = np.asarray(weights)
-    if w.dtype.kind not in "biuf":
-        raise TypeError(f"weights must be numeric; got dtype {w.dtype}")
-    w = w.astype(np.float64)
-    if w.shape != (n_queries,):
-        raise ValueError(
-            f"weights must hold one weight per query: {n_queries} queries, weights of shape "
-            f"{w.shape}"
-        )
-    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
-    if bad.size:
-        raise ValueError(f"weights must be finite and >= 0; weights[{bad[0]}] = {w[bad[0]]}")
-    return w
-
-
-def _random_seed(seed: Any) -> int:
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise TypeError(f"seed must be a non-negative int or None; got {seed!r}")
-    return int(seed) & 0xFFFFFFFFFFFFFFFF
+    return engine.finish(layout.query_ids, dcg, idcg, weights=weights, ranked=layout.scores is None)
 
 
 class InvalidParameterError(ValueError, TypeError):

@@ -1,0 +1,255 @@
+"""The engine every entry point shares: options resolved once, then layouts scored and finished.
+
+:class:`Engine` holds the checked, data-independent options of :func:`fastndcg.ndcg`. Entry
+points build a :class:`~fastndcg._layout.Layout` their own way (arrays, Arrow tables, streamed
+batches, TREC files), call :meth:`Engine.score` for DCG and IDCG, and :meth:`Engine.finish` to
+normalise, apply the zero-IDCG rule and aggregate.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fastndcg._backends import resolve_backend, run_plan, thread_limit
+from fastndcg._codes import TIE_KEY
+from fastndcg._layout import Layout, align_ideal
+from fastndcg._options import (
+    AGGREGATES,
+    IDEALS,
+    TIES,
+    ZERO_IDCG,
+    Discount,
+    Gain,
+    choose,
+    parse_cutoffs,
+    parse_discount,
+    parse_gain,
+    plain,
+)
+from fastndcg._plan import make_plan
+from fastndcg._result import NDCGResult, cutoff_label
+
+# Tie rules that need a per-row key from the caller (e.g. document ids for TREC runs).
+KEYED_TIES = ("docid_desc",)
+
+
+def engine_defaults() -> dict[str, Any]:
+    """The engine options and their defaults, as in :func:`fastndcg.ndcg`'s signature."""
+    return {
+        name: param.default
+        for name, param in inspect.signature(Engine.create).parameters.items()
+        if param.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+def check_option_names(options: dict[str, Any], where: str) -> None:
+    """Raise a TypeError naming unknown keyword options and listing the valid ones."""
+    unknown = sorted(set(options) - set(engine_defaults()))
+    if unknown:
+        valid = ", ".join(sorted(engine_defaults()))
+        raise TypeError(
+            f"{where} got unknown option(s) {', '.join(unknown)}; valid options: {valid}"
+        )
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Checked options of an NDCG computation (see :func:`fastndcg.ndcg` for their meaning)."""
+
+    cutoffs: tuple[int | None, ...]
+    gain: Gain
+    discount: Discount
+    ideal: str
+    max_grade: float | None
+    ties: str
+    seed: int
+    zero_idcg: str
+    aggregate: str
+    backend: str
+    n_threads: int | None
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        k: Any = None,
+        gain: Any = "exp2",
+        discount: Any = "log2",
+        ideal: str = "recall",
+        max_grade: float | None = None,
+        ties: str = "average",
+        seed: int | None = None,
+        zero_idcg: str = "skip",
+        aggregate: str = "mean",
+        backend: str = "auto",
+        n_threads: int | None = None,
+    ) -> Engine:
+        """Check every option (before any data is read) and resolve the backend."""
+        tie_name = choose("ties", ties, (*TIES, *KEYED_TIES))
+        if tie_name == "random":
+            seed = _random_seed(seed)
+        elif seed is not None:
+            raise ValueError("seed= is only used with ties='random'")
+        if max_grade is not None and ideal != "max":
+            raise ValueError("max_grade= is only used with ideal='max'")
+        return cls(
+            cutoffs=parse_cutoffs(k),
+            gain=parse_gain(gain),
+            discount=parse_discount(discount),
+            ideal=choose("ideal", ideal, tuple(IDEALS)),
+            max_grade=max_grade,
+            ties=tie_name,
+            seed=seed or 0,
+            zero_idcg=choose("zero_idcg", zero_idcg, ZERO_IDCG),
+            aggregate=choose("aggregate", aggregate, AGGREGATES),
+            backend=resolve_backend(backend),
+            n_threads=n_threads,
+        )
+
+    @property
+    def use_numba(self) -> bool:
+        """True when the numba backend runs this engine."""
+        return self.backend == "numba"
+
+    def threads(self):
+        """Context manager applying ``n_threads`` for the duration of a computation."""
+        return thread_limit(self.backend, self.n_threads)
+
+    def check_ideal_inputs(self, ideal_grades: Any, ideal_qid: Any, ideal_offsets: Any) -> None:
+        """Judgment lists go with ``ideal="global"`` and nothing else."""
+        given = not (ideal_grades is None and ideal_qid is None and ideal_offsets is None)
+        if given and self.ideal != "global":
+            raise ValueError(
+                "ideal_grades/ideal_qid/ideal_offsets are judgment lists for ideal='global'; "
+                f"they are not used with ideal={self.ideal!r}"
+            )
+
+    def score(
+        self,
+        layout: Layout,
+        *,
+        ideal_grades: Any = None,
+        ideal_qid: Any = None,
+        ideal_offsets: Any = None,
+        tie_key: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads())."""
+        if self.ties in KEYED_TIES and tie_key is None:
+            raise ValueError(
+                f"ties={self.ties!r} needs document ids; it is available where they are known "
+                "(fastndcg.ndcg_run)"
+            )
+        ideal = (
+            align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.use_numba)
+            if self.ideal == "global"
+            else None
+        )
+        tie_mode = TIE_KEY if self.ties in KEYED_TIES else TIES[self.ties]
+        plan = make_plan(
+            layout,
+            cutoffs=self.cutoffs,
+            gain=self.gain,
+            discount=self.discount,
+            tie_mode=tie_mode,
+            tie_key=tie_key,
+            seed=self.seed,
+            ideal_mode=IDEALS[self.ideal],
+            ideal=ideal,
+            max_grade=self.max_grade,
+        )
+        return run_plan(plan, self.backend)
+
+    def options(self, ranked: bool) -> dict[str, Any]:
+        """The options as shown in results."""
+        return {
+            "gain": self.gain.describe(),
+            "discount": self.discount.describe(),
+            "ideal": self.ideal,
+            "ties": "ranked input" if ranked else self.ties,
+            "zero_idcg": self.zero_idcg,
+            "aggregate": self.aggregate,
+            "backend": self.backend,
+        }
+
+    def per_query(self, query_ids: np.ndarray, dcg: np.ndarray, idcg: np.ndarray) -> np.ndarray:
+        """NDCG per query and cutoff under the zero-IDCG rule (NaN where skipped)."""
+        relevant = idcg > 0
+        values = np.full_like(dcg, np.nan)
+        np.divide(dcg, idcg, out=values, where=relevant)
+        if self.zero_idcg == "error" and not relevant.all():
+            q, j = np.argwhere(~relevant)[0]
+            raise ValueError(
+                f"query {plain(query_ids[q])!r} has no relevant item "
+                f"(IDCG{cutoff_label(self.cutoffs[j])} = {idcg[q, j]:g}) and zero_idcg='error'; "
+                "pass zero_idcg='skip', 'zero' or 'one' to score such queries"
+            )
+        if self.zero_idcg in ("zero", "one"):
+            values[~relevant] = 0.0 if self.zero_idcg == "zero" else 1.0
+        return values
+
+    def finish(
+        self,
+        query_ids: np.ndarray,
+        dcg: np.ndarray,
+        idcg: np.ndarray,
+        *,
+        weights: Any = None,
+        ranked: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> NDCGResult:
+        """Normalise DCG by IDCG, apply the zero-IDCG rule and aggregate per cutoff."""
+        per_query = self.per_query(query_ids, dcg, idcg)
+        w = query_weights(weights, dcg.shape[0])
+        counted = ~np.isnan(per_query)
+        counted_w = np.where(counted, (np.ones(dcg.shape[0]) if w is None else w)[:, None], 0.0)
+        if self.aggregate == "mean":
+            numerator = (np.where(counted, per_query, 0.0) * counted_w).sum(axis=0)
+            denominator = counted_w.sum(axis=0)
+        else:
+            numerator = (counted_w * dcg).sum(axis=0)
+            denominator = (counted_w * idcg).sum(axis=0)
+        mean = np.full(len(self.cutoffs), np.nan)
+        np.divide(numerator, denominator, out=mean, where=denominator > 0)
+        return NDCGResult(
+            k=self.cutoffs,
+            per_query=per_query,
+            dcg=dcg,
+            idcg=idcg,
+            mean=mean,
+            query_ids=query_ids,
+            n_skipped=(~counted).sum(axis=0).astype(np.int64),
+            options=self.options(ranked),
+            **(extra or {}),
+        )
+
+
+def query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
+    """Check per-query weights: finite, >= 0, one per query."""
+    if weights is None:
+        return None
+    w = np.asarray(weights)
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"weights must be numeric; got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.shape != (n_queries,):
+        raise ValueError(
+            f"weights must hold one weight per query: {n_queries} queries, weights of shape "
+            f"{w.shape}"
+        )
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        raise ValueError(f"weights must be finite and >= 0; weights[{bad[0]}] = {w[bad[0]]}")
+    return w
+
+
+def _random_seed(seed: Any) -> int:
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise TypeError(f"seed must be a non-negative int or None; got {seed!r}")
+    return int(seed) & 0xFFFFFFFFFFFFFFFF

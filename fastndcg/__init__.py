@@ -6,6 +6,7 @@ The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit
 from fastndcg._api import InvalidParameterError, ndcg, ndcg_score
 from fastndcg._backends import available_backends
 from fastndcg._result import NDCGResult
+from fastndcg._tables import ndcg_table
 
 __version__ = "0.1.0"
 
@@ -16,4 +17,5 @@ __all__ = [
     "available_backends",
     "ndcg",
     "ndcg_score",
+    "ndcg_table",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 
 from fastndcg._backends import resolve_backend, run_plan, thread_limit
 from fastndcg._codes import TIE_KEY
-from fastndcg._layout import Layout, align_ideal
+from fastndcg._layout import Judgments, Layout, align_ideal
 from fastndcg._options import (
     AGGREGATES,
     IDEALS,
@@ -34,6 +34,8 @@ from fastndcg._options import (
 from fastndcg._plan import make_plan
 from fastndcg._result import NDCGResult, cutoff_label
 
+_GOLDEN = 0x9E3779B97F4A7C15  # the row step of the random tie keys (see _kernels.random_key)
+
 # Tie rules that need a per-row key from the caller (e.g. document ids for TREC runs).
 KEYED_TIES = ("docid_desc",)
 
@@ -47,14 +49,23 @@ def engine_defaults() -> dict[str, Any]:
     }
 
 
-def check_option_names(options: dict[str, Any], where: str) -> None:
-    """Raise a TypeError naming unknown keyword options and listing the valid ones."""
-    unknown = sorted(set(options) - set(engine_defaults()))
+def split_options(
+    options: dict[str, Any], where: str, data_options: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split keyword options into engine options and the data options ``where`` accepts.
+
+    Unknown names raise a TypeError that lists the valid ones.
+    """
+    engine_names = set(engine_defaults())
+    unknown = sorted(set(options) - engine_names - set(data_options))
     if unknown:
-        valid = ", ".join(sorted(engine_defaults()))
+        valid = ", ".join(sorted(engine_names | set(data_options)))
         raise TypeError(
             f"{where} got unknown option(s) {', '.join(unknown)}; valid options: {valid}"
         )
+    engine = {name: value for name, value in options.items() if name in engine_names}
+    data = {name: value for name, value in options.items() if name not in engine_names}
+    return engine, data
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,9 @@ class Engine:
         """Context manager applying ``n_threads`` for the duration of a computation."""
         return thread_limit(self.backend, self.n_threads)
 
-    def check_ideal_inputs(self, ideal_grades: Any, ideal_qid: Any, ideal_offsets: Any) -> None:
+    def check_ideal_inputs(
+        self, ideal_grades: Any = None, ideal_qid: Any = None, ideal_offsets: Any = None
+    ) -> None:
         """Judgment lists go with ``ideal="global"`` and nothing else."""
         given = not (ideal_grades is None and ideal_qid is None and ideal_offsets is None)
         if given and self.ideal != "global":
@@ -136,19 +149,27 @@ class Engine:
         ideal_grades: Any = None,
         ideal_qid: Any = None,
         ideal_offsets: Any = None,
+        judgments: Judgments | None = None,
         tie_key: np.ndarray | None = None,
+        row_base: int = 0,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads())."""
+        """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads()).
+
+        Judgment lists for ``ideal="global"`` come as arrays or as prebuilt ``judgments``.
+        ``row_base`` is the stream position of the layout's first row, so that random tie keys
+        of a streamed piece equal those of the whole input.
+        """
         if self.ties in KEYED_TIES and tie_key is None:
             raise ValueError(
                 f"ties={self.ties!r} needs document ids; it is available where they are known "
                 "(fastndcg.ndcg_run)"
             )
-        ideal = (
-            align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.use_numba)
-            if self.ideal == "global"
-            else None
-        )
+        ideal = None
+        if self.ideal == "global":
+            if judgments is not None:
+                ideal = judgments.for_queries(layout.query_ids)
+            else:
+                ideal = align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.use_numba)
         tie_mode = TIE_KEY if self.ties in KEYED_TIES else TIES[self.ties]
         plan = make_plan(
             layout,
@@ -157,7 +178,7 @@ class Engine:
             discount=self.discount,
             tie_mode=tie_mode,
             tie_key=tie_key,
-            seed=self.seed,
+            seed=(self.seed + row_base * _GOLDEN) % (1 << 64),
             ideal_mode=IDEALS[self.ideal],
             ideal=ideal,
             max_grade=self.max_grade,

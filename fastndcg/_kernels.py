@@ -791,3 +791,22 @@ def scan_values(values, code, float_input, n_chunks):
         if first_frac < 0:
             first_frac = bad_integral[c]
     return lows.min(), highs.max(), first_bad, first_frac
+
+
+@njit(cache=True)
+def run_starts(ids):
+    """Start row of every run of equal consecutive ids, plus ``ids.size`` at the end."""
+    n = ids.size
+    runs = 1 if n else 0
+    for i in range(1, n):
+        if ids[i] != ids[i - 1]:
+            runs += 1
+    out = np.empty(runs + 1, dtype=np.int64)
+    out[0] = 0
+    out[runs] = n
+    r = 1
+    for i in range(1, n):
+        if ids[i] != ids[i - 1]:
+            out[r] = i
+            r += 1
+    return out

@@ -20,6 +20,8 @@ import numpy as np
 
 from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, ColumnStats, column_stats
 
+_BLOCK = 1 << 20  # rows per block where NumPy needs a temporary per row
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -166,7 +168,7 @@ def build_layout(
         offs = check_offsets(offsets, n, "offsets")
         query_ids = np.arange(offs.size - 1, dtype=np.int64)
     elif qid is not None:
-        offs, query_ids, row_order = group_rows(qid, n, "qid")
+        offs, query_ids, row_order = group_rows(qid, n, "qid", use_numba)
     else:  # one query holding every row (no query at all when there are no rows)
         offs = np.array([0, n] if n else [0], dtype=np.int64)
         query_ids = np.arange(offs.size - 1, dtype=np.int64)
@@ -275,12 +277,12 @@ def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
 
 
 def group_rows(
-    qid: Any, n_rows: int, name: str
+    qid: Any, n_rows: int, name: str, use_numba: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Group rows by query id, stably, queries in order of first appearance.
 
     Returns ``(offsets, query_ids, row_order)``; ``row_order`` is None when every query's rows
-    are already contiguous (then nothing needs to move).
+    are already contiguous (then nothing moves and nothing is copied).
     """
     ids = _query_id_vector(qid, name)
     if ids.size != n_rows:
@@ -288,14 +290,39 @@ def group_rows(
     if n_rows == 0:
         return np.zeros(1, dtype=np.int64), ids[:0], None
     if ids.dtype.kind in "biufUS":
-        starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
-        run_ids = ids[np.concatenate(([0], starts))]
+        bounds = run_bounds(ids, use_numba)
+        run_ids = ids[bounds[:-1]]
         if np.unique(run_ids).size == run_ids.size:
-            offs = np.concatenate(([0], starts, [n_rows])).astype(np.int64)
-            return offs, run_ids, None
+            return bounds, run_ids, None
     codes, uniques = _dictionary_encode(ids, name)
-    counts = np.bincount(codes, minlength=uniques.size)
-    offs = np.zeros(uniques.size + 1, dtype=np.int64)
+    return group_codes(codes, uniques)
+
+
+def run_bounds(ids: np.ndarray, use_numba: bool) -> np.ndarray:
+    """Start row of every run of equal consecutive ids, and the row count at the end.
+
+    Temporary memory is bounded (a kernel with numba, blocks of rows without).
+    """
+    if use_numba and ids.dtype.kind in "iuf":
+        from fastndcg._kernels import run_starts
+
+        return run_starts(np.ascontiguousarray(ids))
+    pieces = [np.zeros(1, dtype=np.int64)]
+    for start in range(1, ids.size, _BLOCK):
+        stop = min(start + _BLOCK, ids.size)
+        changed = ids[start:stop] != ids[start - 1 : stop - 1]
+        pieces.append(np.flatnonzero(changed) + start)
+    pieces.append(np.array([ids.size], dtype=np.int64))
+    return np.concatenate(pieces).astype(np.int64)
+
+
+def group_codes(codes: np.ndarray, uniques: Any) -> tuple[np.ndarray, Any, np.ndarray | None]:
+    """Offsets and row order for rows labelled by query codes ``0..len(uniques)-1``.
+
+    Codes must number queries in order of first appearance; the grouping is stable.
+    """
+    counts = np.bincount(codes, minlength=len(uniques))
+    offs = np.zeros(len(uniques) + 1, dtype=np.int64)
     np.cumsum(counts, out=offs[1:])
     if np.all(codes[1:] >= codes[:-1]):
         return offs, uniques, None
@@ -333,6 +360,42 @@ def _dictionary_encode(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarr
     return codes, uniques
 
 
+@dataclass(frozen=True)
+class Judgments:
+    """Judgment lists grouped by query id, ready to be aligned with any set of queries."""
+
+    offsets: np.ndarray
+    query_ids: np.ndarray
+    grades: np.ndarray
+    stats: ColumnStats
+
+    @classmethod
+    def build(cls, grades: Any, qid: Any, use_numba: bool = False) -> Judgments:
+        """Check and group judgment rows (``grades`` with their query ids ``qid``)."""
+        values = as_grade_vector(grades, "ideal_grades")
+        stats = checked_stats(values, "ideal_grades", lambda r: f"row {r}", use_numba)
+        offs, ids, order = group_rows(qid, values.size, "ideal_qid", use_numba)
+        if order is not None:
+            values = values[order]
+        return cls(offs, ids, values, stats)
+
+    def for_queries(self, query_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, ColumnStats]:
+        """Judgments aligned with ``query_ids``: ``(offsets, grades, stats)``.
+
+        Query ``q`` owns judgment rows ``offsets[q]:offsets[q+1]``; a query without judgments
+        gets an empty list.
+        """
+        where = _positions_of(query_ids, self.query_ids)
+        found = where >= 0
+        starts = np.where(found, self.offsets[np.maximum(where, 0)], 0)
+        lengths = np.where(found, self.offsets[np.maximum(where, 0) + 1] - starts, 0)
+        aligned = np.zeros(where.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=aligned[1:])
+        gather = np.repeat(starts - aligned[:-1], lengths) + np.arange(aligned[-1])
+        grades = np.ascontiguousarray(self.grades[gather])
+        return readonly(aligned), readonly(grades), self.stats
+
+
 def align_ideal(
     layout: Layout, ideal_grades: Any, ideal_qid: Any, ideal_offsets: Any, use_numba: bool = False
 ) -> tuple[np.ndarray, np.ndarray, ColumnStats]:
@@ -346,31 +409,22 @@ def align_ideal(
             "ideal='global' needs the judgment lists: pass ideal_grades= with ideal_qid= or "
             "ideal_offsets="
         )
-    grades = as_grade_vector(ideal_grades, "ideal_grades")
     if (ideal_qid is None) == (ideal_offsets is None):
         raise ValueError(
             "ideal='global' needs exactly one of ideal_qid= (judgment rows matched to queries "
             "by id) or ideal_offsets= (one judgment list per query, in query order)"
         )
+    if ideal_qid is not None:
+        return Judgments.build(ideal_grades, ideal_qid, use_numba).for_queries(layout.query_ids)
+    grades = as_grade_vector(ideal_grades, "ideal_grades")
     stats = checked_stats(grades, "ideal_grades", lambda r: f"row {r}", use_numba)
-    if ideal_offsets is not None:
-        offs = check_offsets(ideal_offsets, grades.size, "ideal_offsets")
-        if offs.size != layout.offsets.size:
-            raise ValueError(
-                f"ideal_offsets describes {offs.size - 1} judgment lists but there are "
-                f"{layout.n_queries} queries; give one list per query (empty ones allowed)"
-            )
-        return readonly(offs), readonly(grades), stats
-    offs, ids, order = group_rows(ideal_qid, grades.size, "ideal_qid")
-    if order is not None:
-        grades = grades[order]
-    where = _positions_of(layout.query_ids, ids)
-    lengths = np.where(where >= 0, offs[where + 1] - offs[np.maximum(where, 0)], 0)
-    aligned = np.zeros(layout.n_queries + 1, dtype=np.int64)
-    np.cumsum(lengths, out=aligned[1:])
-    starts = np.where(where >= 0, offs[np.maximum(where, 0)], 0)
-    gather = np.repeat(starts - aligned[:-1], lengths) + np.arange(aligned[-1])
-    return readonly(aligned), readonly(np.ascontiguousarray(grades[gather])), stats
+    offs = check_offsets(ideal_offsets, grades.size, "ideal_offsets")
+    if offs.size != layout.offsets.size:
+        raise ValueError(
+            f"ideal_offsets describes {offs.size - 1} judgment lists but there are "
+            f"{layout.n_queries} queries; give one list per query (empty ones allowed)"
+        )
+    return readonly(offs), readonly(grades), stats
 
 
 def _positions_of(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:

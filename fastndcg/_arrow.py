@@ -1,0 +1,137 @@
+"""Columns out of Arrow tables, record batches, streams and DataFrames, without needless copies.
+
+A numeric column without nulls held in one chunk becomes a read-only NumPy view of the Arrow
+buffer; only multi-chunk columns (concatenated), booleans (bit-packed in Arrow) and
+non-numeric query ids (dictionary-encoded) are copied, once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fastndcg._layout import group_codes, group_rows
+
+
+def as_arrow(data: Any) -> pa.Table | pa.RecordBatch:
+    """An Arrow table or record batch holding ``data``.
+
+    Accepts ``pyarrow.Table``, ``RecordBatch``, ``RecordBatchReader``, pandas and polars
+    DataFrames, and any object with the Arrow PyCapsule interface (``__arrow_c_stream__`` or
+    ``__arrow_c_array__``).
+    """
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return data
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    if _is_pandas(data):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data).read_all()
+    if hasattr(data, "__arrow_c_array__"):
+        return pa.record_batch(data)
+    raise TypeError(
+        "expected a pyarrow Table, RecordBatch or RecordBatchReader, a pandas or polars "
+        f"DataFrame, or an object with the Arrow PyCapsule interface; got {type(data).__name__}"
+    )
+
+
+def _is_pandas(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
+
+
+def column(data: pa.Table | pa.RecordBatch, name: str, role: str) -> pa.ChunkedArray | pa.Array:
+    """Column ``name`` of ``data``; a missing column is an error listing those that exist."""
+    if not isinstance(name, str):
+        raise TypeError(f"{role}= must be a column name (str); got {name!r}")
+    names = data.schema.names
+    if name not in names:
+        raise KeyError(
+            f"column {name!r} (the {role} column) not found; the table has columns: "
+            f"{', '.join(names)}. Pass {role}='<column name>'"
+        )
+    return data.column(name)
+
+
+def _first_null(values: pa.ChunkedArray | pa.Array) -> int:
+    mask = values.is_null()
+    return int(pc.index(mask, True).as_py())
+
+
+def numeric_column(
+    values: pa.ChunkedArray | pa.Array, name: str, role: str, base_row: int = 0
+) -> np.ndarray:
+    """A numeric column as a NumPy array: a zero-copy view when Arrow's layout allows it."""
+    kind = values.type
+    if pa.types.is_dictionary(kind):
+        values = values.cast(kind.value_type)
+        kind = values.type
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+        raise TypeError(
+            f"column {name!r} ({role}) must be numeric; it has Arrow type {kind}. "
+            "Cast it first, e.g. table.set_column(...) with pyarrow.compute.cast"
+        )
+    if values.null_count:
+        row = base_row + _first_null(values)
+        raise ValueError(
+            f"column {name!r} ({role}) has a null at row {row}; fill or drop the nulls first "
+            "(e.g. table.drop_null())"
+        )
+    if isinstance(values, pa.ChunkedArray):
+        values = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
+    if pa.types.is_boolean(kind):
+        return values.to_numpy(zero_copy_only=False).view(np.uint8)
+    return values.to_numpy(zero_copy_only=True)
+
+
+def group_column(
+    values: pa.ChunkedArray | pa.Array, name: str, use_numba: bool
+) -> tuple[np.ndarray, Any, np.ndarray | None]:
+    """Group rows by the query-id column: ``(offsets, query_ids, row_order)``.
+
+    Numeric ids in one chunk are read in place; strings and dictionaries are encoded once.
+    """
+    if values.null_count:
+        raise ValueError(
+            f"column {name!r} (qid) has a null at row {_first_null(values)}; every row needs a "
+            "query id"
+        )
+    kind = values.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        ids = numeric_column(values, name, "qid")
+        return group_rows(ids, ids.size, f"column {name!r}", use_numba)
+    if isinstance(values, pa.ChunkedArray) and not pa.types.is_dictionary(kind):
+        encoded = pc.dictionary_encode(values)
+        if encoded.num_chunks == 0:
+            return np.zeros(1, dtype=np.int64), np.empty(0, dtype=object), None
+        codes = np.concatenate([chunk.indices.to_numpy() for chunk in encoded.chunks])
+        return group_codes(codes.astype(np.int64), encoded.chunk(0).dictionary)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.unify_dictionaries().combine_chunks() if values.num_chunks else values
+    if not pa.types.is_dictionary(values.type):
+        values = pc.dictionary_encode(values)
+    return _first_appearance_groups(values)
+
+
+def _first_appearance_groups(
+    encoded: pa.DictionaryArray,
+) -> tuple[np.ndarray, Any, np.ndarray | None]:
+    """Renumber dictionary codes by first appearance, then group."""
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if codes.size == 0:
+        return np.zeros(1, dtype=np.int64), encoded.dictionary[:0], None
+    used, first = np.unique(codes, return_index=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(len(encoded.dictionary), dtype=np.int64)
+    renumber[used[order]] = np.arange(used.size)
+    return group_codes(renumber[codes], encoded.dictionary.take(pa.array(used[order])))
+
+
+def ids_to_numpy(ids: Any) -> np.ndarray:
+    """Query ids as a NumPy array (Arrow arrays of strings become object arrays)."""
+    if isinstance(ids, (pa.Array, pa.ChunkedArray)):
+        return ids.to_numpy(zero_copy_only=False)
+    return np.asarray(ids)

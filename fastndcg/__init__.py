@@ -5,6 +5,7 @@ The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit
 
 from fastndcg._api import InvalidParameterError, ndcg, ndcg_score
 from fastndcg._backends import available_backends
+from fastndcg._parquet import ndcg_parquet
 from fastndcg._result import NDCGResult
 from fastndcg._tables import ndcg_table
 
@@ -16,6 +17,7 @@ __all__ = [
     "__version__",
     "available_backends",
     "ndcg",
+    "ndcg_parquet",
     "ndcg_score",
     "ndcg_table",
 ]

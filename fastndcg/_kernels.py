@@ -682,7 +682,7 @@ def _score_chunk(
                 idcg_out[q, j] = ideal_prefix[cut]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def score_queries(
     chunk_bounds,
     offsets,
@@ -751,7 +751,7 @@ def score_queries(
 # input scans used by validation
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def scan_values(values, code, float_input, n_chunks):
     """One pass over a column: (min, max, first non-finite row, first non-integral row).
 
@@ -793,7 +793,7 @@ def scan_values(values, code, float_input, n_chunks):
     return lows.min(), highs.max(), first_bad, first_frac
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_starts(ids):
     """Start row of every run of equal consecutive ids, plus ``ids.size`` at the end."""
     n = ids.size

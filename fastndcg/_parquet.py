@@ -1,0 +1,201 @@
+"""NDCG of Parquet files and datasets, streamed in record batches with bounded memory."""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from fastndcg._result import NDCGResult
+from fastndcg.stream import StreamScorer
+
+GROUPINGS = ("stream", "memory")
+_PREFETCH = 2  # decoded batches waiting while the current one is scored
+
+
+def ndcg_parquet(
+    source: Any,
+    *,
+    qid: str = "qid",
+    grade: str = "grade",
+    score: str | None = "score",
+    batch_rows: int = 1 << 17,
+    progress: bool | None = None,
+    group: str = "stream",
+    **options: Any,
+) -> NDCGResult:
+    """NDCG of the queries in a Parquet file, a directory of them, or a ``pyarrow`` dataset.
+
+    Only the three columns are read. With ``group="stream"`` (the default) record batches of
+    ``batch_rows`` rows are decoded in a background thread while the previous batch is scored,
+    and a query split across batches or files is carried over and scored once, so peak memory
+    follows ``batch_rows``, not the file size. Each query's rows must be contiguous in the file
+    order (files in sorted path order); otherwise a ValueError says so. ``group="memory"``
+    reads the three columns whole and groups them in memory, for files that are not grouped by
+    query; it needs about ``rows * (bytes per qid + grade + score value)`` of memory.
+
+    Parameters
+    ----------
+    source : str, Path, list of paths, or pyarrow.dataset.Dataset
+        A Parquet file, a directory (every ``*.parquet`` below it, in sorted path order), a
+        list of files, or a dataset (in fragment order).
+    qid, grade, score : str
+        Column names; ``score=None`` means rows are already in ranked order.
+    batch_rows : int, default=131072
+        Rows per decoded batch.
+    progress : bool or None, default=None
+        Show a progress bar (rows and queries per second). None: only on an interactive
+        terminal.
+    group : {"stream", "memory"}, default="stream"
+        How rows are grouped into queries (see above).
+    **options
+        The options of :func:`fastndcg.ndcg` (as for :class:`fastndcg.stream.StreamScorer` when
+        streaming).
+
+    Returns
+    -------
+    NDCGResult
+    """
+    if group not in GROUPINGS:
+        raise ValueError(f"unknown group={group!r}; valid values are 'stream', 'memory'")
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be a positive int; got {batch_rows!r}")
+    dataset = open_dataset(source)
+    columns = [c for c in (qid, grade, score) if c is not None]
+    missing = [c for c in columns if c not in dataset.schema.names]
+    if missing:
+        raise KeyError(
+            f"column {missing[0]!r} not found in {describe(source)}; it has columns: "
+            f"{', '.join(dataset.schema.names)}"
+        )
+    if group == "memory":
+        from fastndcg._tables import ndcg_table
+
+        table = dataset.to_table(columns=columns)
+        return ndcg_table(table, qid=qid, grade=grade, score=score, **options)
+    scorer = StreamScorer(qid=qid, grade=grade, score=score, **options)
+    total = dataset.count_rows()
+    results = []
+    with Progress(total, progress) as bar:
+        for batch in prefetch(iter_batches(dataset, columns, batch_rows)):
+            out = scorer.feed(batch)
+            results.append(out)
+            bar.update(batch.num_rows, out.num_rows)
+        results.append(scorer.finish())
+    return scorer.collect(results)
+
+
+def open_dataset(source: Any) -> ds.Dataset:
+    """A ``pyarrow.dataset`` over ``source``; a directory lists ``*.parquet`` in sorted order."""
+    if isinstance(source, ds.Dataset):
+        return source
+    if isinstance(source, (list, tuple)):
+        paths = [str(p) for p in source]
+    else:
+        path = Path(source)
+        if path.is_dir():
+            paths = sorted(str(p) for p in path.rglob("*.parquet"))
+            if not paths:
+                raise FileNotFoundError(f"no *.parquet files under {path}")
+        elif path.exists():
+            paths = [str(path)]
+        else:
+            raise FileNotFoundError(f"no such file or directory: {path}")
+    return ds.dataset(paths, format="parquet")
+
+
+def describe(source: Any) -> str:
+    """A short name for ``source`` in messages."""
+    return "the dataset" if isinstance(source, ds.Dataset) else str(source)
+
+
+def iter_batches(
+    dataset: ds.Dataset, columns: list[str], batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of ``columns``, fragment by fragment, in order."""
+    # no pre-buffering: it would hold whole row groups (and more) in memory ahead of decoding
+    options = ds.ParquetFragmentScanOptions(pre_buffer=False)
+    for fragment in dataset.get_fragments():
+        yield from fragment.to_batches(
+            columns=columns,
+            batch_size=batch_rows,
+            batch_readahead=1,
+            fragment_readahead=0,
+            fragment_scan_options=options,
+        )
+
+
+def prefetch(batches: Iterator[pa.RecordBatch], depth: int = _PREFETCH) -> Iterator[pa.RecordBatch]:
+    """Decode ``batches`` in a background thread, ``depth`` batches ahead of the consumer."""
+    slots: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                while not stop.is_set():
+                    try:
+                        slots.put(batch, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slots.put(done)
+        except BaseException as exc:  # handed to the consumer, which re-raises it
+            slots.put(exc)
+
+    worker = threading.Thread(target=produce, name="fastndcg-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = slots.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join(timeout=5)
+
+
+class Progress:
+    """A progress bar over rows, with queries per second; silent when not wanted."""
+
+    def __init__(self, total_rows: int, enabled: bool | None) -> None:
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        self.enabled = bool(enabled)
+        self.queries = 0
+        self.started = time.perf_counter()
+        self.bar = None
+        if self.enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total_rows, unit="row", unit_scale=True, desc="fastndcg")
+
+    def update(self, rows: int, queries: int) -> None:
+        """Count ``rows`` read and ``queries`` scored."""
+        self.queries += queries
+        if self.bar is not None:
+            rate = self.queries / max(time.perf_counter() - self.started, 1e-9)
+            self.bar.set_postfix_str(
+                f"{self.queries:,} queries, {rate:,.0f} queries/s", refresh=False
+            )
+            self.bar.update(rows)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,311 @@
+"""Score query-contiguous Arrow record batches as they arrive, carrying split queries over.
+
+The engine-free streaming primitive behind :func:`fastndcg.ndcg_parquet` and the distributed
+adapters. Feed record batches whose rows are grouped by query (a query may continue across any
+number of batch boundaries); every call returns the per-query results of the queries it
+completed, and :meth:`StreamScorer.finish` flushes the last one. Per-query values are identical
+to scoring the whole input at once with :func:`fastndcg.ndcg`.
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> from fastndcg.stream import StreamScorer
+>>> scorer = StreamScorer(k=2)
+>>> batch = pa.record_batch({"qid": [1, 1, 2], "grade": [2, 0, 1], "score": [.9, .1, .5]})
+>>> first = scorer.feed(batch)
+>>> first.column("query_id").to_pylist()  # query 2 may continue in the next batch
+[1]
+>>> last = scorer.feed(pa.record_batch({"qid": [2], "grade": [3], "score": [.8]}))
+>>> scorer.finish().column("query_id").to_pylist()
+[2]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fastndcg._arrow import as_arrow, column, numeric_column
+from fastndcg._engine import Engine, split_options
+from fastndcg._layout import (
+    Judgments,
+    as_grade_vector,
+    as_score_vector,
+    finish_layout,
+    run_bounds,
+)
+from fastndcg._options import plain
+from fastndcg._result import NDCGResult, cutoff_label
+
+STREAM_DATA_OPTIONS = ("ideal_grades", "ideal_qid")
+
+
+@dataclass
+class _Carry:
+    """The last, possibly incomplete, query of the batches seen so far."""
+
+    query_id: Any
+    grades: np.ndarray
+    scores: np.ndarray | None
+    first_row: int  # stream position of its first row
+
+
+class StreamScorer:
+    """Per-query NDCG of a stream of record batches grouped by query.
+
+    Parameters
+    ----------
+    qid, grade, score : str
+        Column names; ``score=None`` means rows are already in ranked order.
+    **options
+        The options of :func:`fastndcg.ndcg`. ``ideal="max"`` needs an explicit ``max_grade``
+        (the largest grade is unknown until the end) and ``ideal="global"`` takes its judgments
+        as ``ideal_grades`` with ``ideal_qid``. Per-query ``weights`` are not accepted: aggregate
+        the per-query output instead.
+    """
+
+    def __init__(
+        self,
+        *,
+        qid: str = "qid",
+        grade: str = "grade",
+        score: str | None = "score",
+        **options: Any,
+    ) -> None:
+        engine_options, data = split_options(options, "StreamScorer()", STREAM_DATA_OPTIONS)
+        self.engine = Engine.create(**engine_options)
+        if self.engine.ideal == "max" and self.engine.max_grade is None:
+            raise ValueError(
+                "ideal='max' needs max_grade= when streaming: the largest grade of the data is "
+                "not known until the last batch"
+            )
+        self._judgments = None
+        if self.engine.ideal == "global":
+            if data.get("ideal_grades") is None or data.get("ideal_qid") is None:
+                raise ValueError(
+                    "ideal='global' needs the judgment lists when streaming: pass ideal_grades= "
+                    "with ideal_qid="
+                )
+            self._judgments = Judgments.build(
+                data["ideal_grades"], data["ideal_qid"], self.engine.use_numba
+            )
+        elif data:
+            self.engine.check_ideal_inputs(**data)
+        self.columns = (qid, grade, score)
+        self._carry: _Carry | None = None
+        self._rows = 0
+        self._qid_type: pa.DataType | None = None
+
+    # -- public ------------------------------------------------------------------------------
+
+    def feed(self, batch: Any) -> pa.RecordBatch:
+        """Score the queries ``batch`` completes; return their per-query results.
+
+        ``batch`` is a record batch or table (or anything :func:`fastndcg.ndcg_table` takes).
+        """
+        data = as_arrow(batch)
+        batches = data.to_batches() if isinstance(data, pa.Table) else [data]
+        return self._concat([self._feed_batch(b) for b in batches])
+
+    @property
+    def ranked(self) -> bool:
+        """True when rows come in ranked order (no score column)."""
+        return self.columns[2] is None
+
+    def finish(self) -> pa.RecordBatch:
+        """Score the query carried over from the last batch (if any) and return its results."""
+        carry, self._carry = self._carry, None
+        if carry is None:
+            return self.empty()
+        with self.engine.threads():
+            return self._score_carry(carry)
+
+    def collect(self, results: Iterable[pa.RecordBatch]) -> NDCGResult:
+        """Aggregate this scorer's per-query result batches (see :func:`collect`)."""
+        return collect(results, self.engine, ranked=self.ranked)
+
+    def empty(self) -> pa.RecordBatch:
+        """A result batch with no rows (the output schema)."""
+        qid_type = self._qid_type or pa.int64()
+        arrays = [pa.array([], type=qid_type), pa.array([], type=pa.int64())]
+        names = ["query_id", "n_items"]
+        for k in self.engine.cutoffs:
+            for measure in ("ndcg", "dcg", "idcg"):
+                arrays.append(pa.array([], type=pa.float64()))
+                names.append(f"{measure}{cutoff_label(k)}")
+        return pa.record_batch(arrays, names=names)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _feed_batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        qid_name, grade_name, score_name = self.columns
+        n = batch.num_rows
+        base = self._rows
+        self._rows += n
+        if n == 0:
+            return self.empty()
+        ids = column(batch, qid_name, "qid")
+        if ids.null_count:
+            row = base + int(pc.index(ids.is_null(), True).as_py())
+            raise ValueError(f"column {qid_name!r} (qid) has a null at row {row}")
+        if self._qid_type is None:
+            self._qid_type = ids.type
+        grades = as_grade_vector(
+            numeric_column(column(batch, grade_name, "grade"), grade_name, "grade", base),
+            "grades",
+        )
+        scores = None
+        if score_name is not None:
+            raw = column(batch, score_name, "score")
+            scores = as_score_vector(numeric_column(raw, score_name, "score", base), "scores")
+        bounds = _run_bounds(ids, self.engine.use_numba)
+        run_ids = ids.take(pa.array(bounds[:-1]))
+        if pc.count_distinct(run_ids).as_py() != len(run_ids):
+            repeated = _first_repeat(run_ids)
+            raise ValueError(
+                f"query {repeated!r} appears in separate runs of rows within rows {base}.."
+                f"{base + n - 1}: the input is not grouped by query. Sort it by {qid_name!r}, "
+                "or group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
+            )
+        out = []
+        first_run = 0
+        with self.engine.threads():
+            if self._carry is not None:
+                carry, self._carry = self._carry, None
+                if run_ids[0].as_py() == carry.query_id:
+                    stop = int(bounds[1])
+                    carry = _Carry(
+                        carry.query_id,
+                        np.concatenate([carry.grades, grades[:stop]]),
+                        None if scores is None else np.concatenate([carry.scores, scores[:stop]]),
+                        carry.first_row,
+                    )
+                    first_run = 1
+                    if bounds.size == 2:  # the query goes on into the next batch
+                        self._carry = carry
+                        return self.empty()
+                out.append(self._score_carry(carry))
+            last = int(bounds[-2])
+            start = int(bounds[first_run])
+            if last > start:
+                offsets = bounds[first_run:-1] - start
+                out.append(
+                    self._score(
+                        run_ids[first_run:-1],
+                        offsets,
+                        grades[start:last],
+                        None if scores is None else scores[start:last],
+                        base + start,
+                    )
+                )
+        self._carry = _Carry(
+            run_ids[-1].as_py(),
+            grades[last:].copy(),
+            None if scores is None else scores[last:].copy(),
+            base + last,
+        )
+        return self._concat(out)
+
+    def _concat(self, pieces: list[pa.RecordBatch]) -> pa.RecordBatch:
+        pieces = [p for p in pieces if p.num_rows]
+        if not pieces:
+            return self.empty()
+        if len(pieces) == 1:
+            return pieces[0]
+        return pa.Table.from_batches(pieces).combine_chunks().to_batches()[0]
+
+    def _score_carry(self, carry: _Carry) -> pa.RecordBatch:
+        ids = pa.array([carry.query_id], type=self._qid_type)
+        offsets = np.array([0, carry.grades.size], dtype=np.int64)
+        return self._score(ids, offsets, carry.grades, carry.scores, carry.first_row)
+
+    def _score(self, ids: pa.Array, offsets, grades, scores, first_row: int) -> pa.RecordBatch:
+        query_ids = ids.to_numpy(zero_copy_only=False)
+        layout = finish_layout(
+            offsets,
+            grades,
+            scores,
+            query_ids,
+            lambda r: f"row {first_row + r}",
+            self.engine.use_numba,
+        )
+        dcg, idcg = self.engine.score(layout, judgments=self._judgments, row_base=first_row)
+        ndcg = self.engine.per_query(query_ids, dcg, idcg)
+        arrays = [ids, pa.array(np.diff(offsets))]
+        names = ["query_id", "n_items"]
+        for j, k in enumerate(self.engine.cutoffs):
+            for measure, values in (("ndcg", ndcg), ("dcg", dcg), ("idcg", idcg)):
+                arrays.append(pa.array(values[:, j]))
+                names.append(f"{measure}{cutoff_label(k)}")
+        return pa.record_batch(arrays, names=names)
+
+
+def _run_bounds(ids: pa.Array, use_numba: bool) -> np.ndarray:
+    """Start of every run of equal consecutive ids, and the row count at the end."""
+    kind = ids.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return run_bounds(ids.to_numpy(zero_copy_only=False), use_numba)
+    if pa.types.is_dictionary(kind):
+        ids = ids.dictionary_decode()
+    changed = pc.not_equal(ids[1:], ids[:-1]).to_numpy(zero_copy_only=False)
+    inner = np.flatnonzero(changed) + 1
+    return np.concatenate(([0], inner, [len(ids)])).astype(np.int64)
+
+
+def _first_repeat(ids: pa.Array) -> Any:
+    seen = set()
+    for value in ids.to_pylist():
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
+
+
+def score_batches(batches: Iterable[Any], **options: Any) -> Iterator[pa.RecordBatch]:
+    """Per-query results of a stream of query-grouped batches (see :class:`StreamScorer`).
+
+    Yields one result batch per input batch that completed at least one query, then the last
+    query. Options are those of :class:`StreamScorer`.
+    """
+    scorer = StreamScorer(**options)
+    for batch in batches:
+        out = scorer.feed(batch)
+        if out.num_rows:
+            yield out
+    last = scorer.finish()
+    if last.num_rows:
+        yield last
+
+
+def collect(results: Iterable[pa.RecordBatch], engine: Engine, ranked: bool = False) -> NDCGResult:
+    """Aggregate per-query result batches into an :class:`NDCGResult`.
+
+    Raises a ValueError when a query id occurs twice (the input was not grouped by query).
+    """
+    batches = list(results)
+    table = pa.Table.from_batches(batches) if batches else None
+    n_cut = len(engine.cutoffs)
+    if table is None or table.num_rows == 0:
+        empty = np.zeros((0, n_cut))
+        return engine.finish(np.zeros(0, dtype=np.int64), empty, empty.copy(), ranked=ranked)
+    ids = table.column("query_id")
+    if pc.count_distinct(ids).as_py() != table.num_rows:
+        counts = pc.value_counts(ids)
+        repeated = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
+        raise ValueError(
+            f"query {plain(repeated)!r} appears in separate places of the input: it is not "
+            "grouped by query, so streaming would score that query in pieces. Sort the input by "
+            "query id, or group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
+        )
+    dcg = np.column_stack(
+        [table.column(f"dcg{cutoff_label(k)}").to_numpy() for k in engine.cutoffs]
+    )
+    idcg = np.column_stack(
+        [table.column(f"idcg{cutoff_label(k)}").to_numpy() for k in engine.cutoffs]
+    )
+    return engine.finish(ids.to_numpy(), dcg, idcg, ranked=ranked)

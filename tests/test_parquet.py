@@ -1,0 +1,179 @@
+"""ndcg_parquet: files, directories, datasets; carry-over across files; bounded memory; progress."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+from conftest import SHARED_DATA
+
+import fastndcg
+from fastndcg.synthetic import make_synthetic
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    data = make_synthetic(1500, seed=8, max_len=200)
+    table = pa.table({"qid": data.qid(), "label": data.grades, "pred": data.scores})
+    folder = tmp_path_factory.mktemp("parts")
+    # uneven files so that queries are split across file boundaries
+    cuts = [0, 1234, 50_000, 50_001, 90_000, table.num_rows]
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:], strict=True)):
+        pq.write_table(
+            table.slice(a, b - a), folder / f"part-{i:02d}.parquet", row_group_size=10_000
+        )
+    single = folder.parent / "single.parquet"
+    pq.write_table(table, single)
+    expected = fastndcg.ndcg(data.grades, data.scores, offsets=data.offsets, k=[1, 10, None])
+    return folder, single, table, expected
+
+
+OPTS = dict(qid="qid", grade="label", score="pred", k=[1, 10, None])
+
+
+@pytest.mark.parametrize("batch_rows", [97, 4099, 1 << 20])
+def test_directory_with_queries_split_across_files(backend, dataset, batch_rows):
+    folder, _, _, expected = dataset
+    got = fastndcg.ndcg_parquet(folder, batch_rows=batch_rows, backend=backend, **OPTS)
+    np.testing.assert_array_equal(got.query_ids, expected.query_ids)
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_file_list_dataset_and_memory_grouping(dataset):
+    folder, single, _, expected = dataset
+    for source in (
+        single,
+        str(single),
+        sorted(folder.glob("*.parquet")),
+        ds.dataset(sorted(str(p) for p in folder.glob("*.parquet"))),
+    ):
+        np.testing.assert_array_equal(
+            fastndcg.ndcg_parquet(source, **OPTS).per_query, expected.per_query
+        )
+    np.testing.assert_array_equal(
+        fastndcg.ndcg_parquet(single, group="memory", **OPTS).per_query, expected.per_query
+    )
+
+
+def test_ungrouped_file_needs_memory_grouping(tmp_path, dataset):
+    _, _, table, expected = dataset
+    shuffled = table.take(np.random.default_rng(1).permutation(table.num_rows))
+    path = tmp_path / "shuffled.parquet"
+    pq.write_table(shuffled, path)
+    with pytest.raises(ValueError, match=r"not grouped by query.*group='memory'"):
+        fastndcg.ndcg_parquet(path, **OPTS)
+    got = fastndcg.ndcg_parquet(path, group="memory", **OPTS)
+    order = np.argsort(got.query_ids)
+    np.testing.assert_allclose(got.per_query[order], expected.per_query, rtol=1e-13)
+
+
+def test_errors(tmp_path, dataset):
+    _, single, _, _ = dataset
+    with pytest.raises(
+        KeyError,
+        match=r"column 'grade' not found in .*single.parquet; it has columns: qid, label, pred",
+    ):
+        fastndcg.ndcg_parquet(single)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        fastndcg.ndcg_parquet(tmp_path / "nope.parquet")
+    with pytest.raises(FileNotFoundError, match=r"no \*.parquet files"):
+        fastndcg.ndcg_parquet(tmp_path)
+    with pytest.raises(ValueError, match="batch_rows must be a positive int"):
+        fastndcg.ndcg_parquet(single, batch_rows=0, **OPTS)
+    with pytest.raises(ValueError, match="unknown group='disk'"):
+        fastndcg.ndcg_parquet(single, group="disk", **OPTS)
+
+
+def test_progress_bar_only_when_asked(dataset, capsys):
+    _, single, _, _ = dataset
+    fastndcg.ndcg_parquet(single, **OPTS)  # stderr is not a terminal here: silent
+    assert capsys.readouterr().err == ""
+    fastndcg.ndcg_parquet(single, progress=True, **OPTS)
+    err = capsys.readouterr().err
+    assert "fastndcg" in err and "queries/s" in err and "row" in err
+
+
+@pytest.mark.parametrize("folder", ["lgb_mq2008", "xgb_lambdarank_example"])
+def test_real_predictions(backend, folder):
+    path = SHARED_DATA / "derived" / folder / "predictions.parquet"
+    streamed = fastndcg.ndcg_parquet(
+        path, grade="label", batch_rows=100, k=[1, 5, 10], backend=backend
+    )
+    in_memory = fastndcg.ndcg_table(
+        pq.read_table(path), grade="label", k=[1, 5, 10], backend=backend
+    )
+    np.testing.assert_array_equal(streamed.per_query, in_memory.per_query)
+    assert streamed.n_queries == in_memory.n_queries > 40
+
+
+MEMORY_CHILD = textwrap.dedent(
+    """
+    import json, sys, threading, time
+    import fastndcg
+
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+
+    mode, path, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    fastndcg.ndcg_parquet(sys.argv[4], batch_rows=batch, k=10)  # compile, imports, thread pools
+    peak, running = [rss()], [True]
+
+    def sample():
+        while running[0]:
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.002)
+
+    sampler = threading.Thread(target=sample)
+    before = rss()
+    sampler.start()
+    result = fastndcg.ndcg_parquet(path, batch_rows=batch, group=mode, k=10)
+    running[0] = False
+    sampler.join()
+    print(json.dumps({"growth": peak[0] - before, "mean": float(result)}))
+    """
+)
+
+
+def _write(path: Path, rows: int) -> int:
+    rng = np.random.default_rng(rows)
+    qid = np.repeat(np.arange(rows // 100, dtype=np.int64), 100)
+    grade = rng.integers(0, 5, rows).astype(np.float64)
+    pq.write_table(
+        pa.table({"qid": qid, "grade": grade, "score": rng.random(rows)}),
+        path,
+        row_group_size=1 << 18,
+    )
+    return rows * 24  # bytes of the three decoded columns
+
+
+@pytest.mark.slow
+def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
+    """Peak RSS growth of a streamed read stays flat when the file grows fourfold, while reading
+    the same file whole grows with it."""
+    warm = tmp_path / "warm.parquet"
+    _write(warm, 1000)
+    sizes = {}
+    for name, rows in (("small", 3_000_000), ("large", 12_000_000)):
+        path = tmp_path / f"{name}.parquet"
+        decoded = _write(path, rows)
+        for mode in ("stream", "memory") if name == "large" else ("stream",):
+            run = subprocess.run(
+                [sys.executable, "-c", MEMORY_CHILD, mode, str(path), str(1 << 13), str(warm)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            sizes[name, mode] = json.loads(run.stdout)["growth"]
+        path.unlink()
+    assert sizes["large", "memory"] > decoded / 2, sizes  # the measurement sees a whole read
+    assert sizes["large", "stream"] < decoded / 2, sizes
+    assert sizes["large", "stream"] < sizes["small", "stream"] + decoded / 8, sizes

@@ -1,0 +1,135 @@
+"""StreamScorer: per-query results identical to scoring everything at once, whatever the batching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import ragged
+
+import fastndcg
+from fastndcg.stream import StreamScorer, collect, score_batches
+
+
+def batches_of(table: pa.Table, sizes: list[int]):
+    """Record batches of the given sizes (empty ones included), then the rest."""
+    start = 0
+    for size in [*sizes, table.num_rows]:
+        piece = table.slice(start, size)
+        yield pa.RecordBatch.from_arrays(
+            [c.combine_chunks() for c in piece.columns], names=piece.column_names
+        )
+        start += size
+        if start >= table.num_rows:
+            return
+
+
+@given(
+    data=ragged(max_queries=8, max_len=20),
+    sizes=st.lists(st.integers(0, 9), min_size=1, max_size=30),
+    k=st.sampled_from([None, 1, 3, [2, None]]),
+    ties=st.sampled_from(["average", "stable", "random", "pessimistic"]),
+    ranked=st.booleans(),
+)
+def test_any_batching_gives_the_in_memory_values(backend, data, sizes, k, ties, ranked):
+    offsets, grades, scores = data
+    qid = np.repeat(np.arange(offsets.size - 1) * 10 + 3, np.diff(offsets))
+    table = pa.table({"qid": qid, "grade": grades, "score": scores})
+    options = dict(k=k, ties=ties, backend=backend, zero_idcg="zero")
+    if ties == "random":
+        options["seed"] = 17
+    score_column = None if ranked else "score"
+    expected = fastndcg.ndcg_table(table, score=score_column, **options)
+    scorer = StreamScorer(score=score_column, **options)
+    results = [scorer.feed(b) for b in batches_of(table, sizes)] + [scorer.finish()]
+    got = scorer.collect(results)
+    np.testing.assert_array_equal(got.query_ids, expected.query_ids)
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+    np.testing.assert_array_equal(got.dcg, expected.dcg)
+
+
+def test_output_schema_and_early_results():
+    scorer = StreamScorer(k=[1, None])
+    out = scorer.feed(
+        pa.record_batch({"qid": ["a", "a", "b"], "grade": [1, 0, 2], "score": [0.3, 0.2, 0.1]})
+    )
+    assert out.schema.names == [
+        "query_id",
+        "n_items",
+        "ndcg@1",
+        "dcg@1",
+        "idcg@1",
+        "ndcg",
+        "dcg",
+        "idcg",
+    ]
+    assert out.column("query_id").to_pylist() == ["a"]
+    assert out.column("n_items").to_pylist() == [2]
+    assert scorer.feed(pa.record_batch({"qid": ["b"], "grade": [0], "score": [0.5]})).num_rows == 0
+    last = scorer.finish()
+    assert last.column("query_id").to_pylist() == ["b"] and last.column("n_items").to_pylist() == [
+        2
+    ]
+    assert scorer.finish().num_rows == 0
+
+
+def test_query_longer_than_many_batches(backend):
+    grades = np.arange(5000) % 5
+    scores = np.sin(np.arange(5000))
+    table = pa.table({"qid": np.zeros(5000, dtype=np.int64), "grade": grades, "score": scores})
+    scorer = StreamScorer(k=[10, None], backend=backend)
+    got = scorer.collect([*map(scorer.feed, table.to_batches(max_chunksize=64)), scorer.finish()])
+    expected = fastndcg.ndcg(grades, scores, k=[10, None], backend=backend)
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_ungrouped_input_is_an_error():
+    scorer = StreamScorer()
+    with pytest.raises(
+        ValueError,
+        match=r"query 1 appears in separate runs of rows within rows 0..3: the input is not grouped by query",
+    ):
+        scorer.feed(
+            pa.record_batch(
+                {"qid": [1, 2, 1, 3], "grade": [1, 0, 2, 1], "score": [0.1, 0.2, 0.3, 0.4]}
+            )
+        )
+    batches = [
+        pa.record_batch({"qid": [1, 2], "grade": [1, 0], "score": [0.1, 0.2]}),
+        pa.record_batch({"qid": [3, 1], "grade": [1, 0], "score": [0.1, 0.2]}),
+    ]
+    with pytest.raises(
+        ValueError,
+        match="query 1 appears in separate places of the input: it is not grouped by query",
+    ):
+        collect(score_batches(batches), fastndcg._engine.Engine.create())
+
+
+def test_streaming_option_rules():
+    with pytest.raises(ValueError, match="ideal='max' needs max_grade= when streaming"):
+        StreamScorer(ideal="max")
+    with pytest.raises(ValueError, match="needs the judgment lists when streaming"):
+        StreamScorer(ideal="global")
+    with pytest.raises(TypeError, match=r"StreamScorer\(\) got unknown option\(s\) weights"):
+        StreamScorer(weights=[1.0])
+
+
+def test_global_ideal_and_max_ideal_when_streaming(backend):
+    table = pa.table(
+        {
+            "qid": ["x", "x", "y", "y", "y"],
+            "grade": [1, 0, 2, 0, 0],
+            "score": [0.9, 0.8, 0.1, 0.7, 0.2],
+        }
+    )
+    judged = dict(ideal_grades=[3, 1, 2, 2], ideal_qid=["x", "y", "y", "x"])
+    for options in (dict(ideal="global", **judged), dict(ideal="max", max_grade=4)):
+        expected = fastndcg.ndcg_table(table, k=[1, None], backend=backend, **options)
+        batches = table.to_batches(max_chunksize=2)
+        got = collect(
+            score_batches(batches, k=[1, None], backend=backend, **options),
+            StreamScorer(k=[1, None]).engine,
+        )
+        np.testing.assert_array_equal(got.per_query, expected.per_query)

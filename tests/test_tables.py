@@ -1,0 +1,186 @@
+"""ndcg_table: every table type, zero-copy numeric columns, and clear errors."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from conftest import SHARED_DATA
+from reference import queries_from_csr, reference_ndcg
+
+import fastndcg
+from fastndcg._arrow import as_arrow
+from fastndcg._tables import table_layout
+from fastndcg.synthetic import make_synthetic
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    data = make_synthetic(3000, seed=4, max_len=300)
+    table = pa.table({"qid": data.qid(), "grade": data.grades, "score": data.scores})
+    expected = fastndcg.ndcg(data.grades, data.scores, offsets=data.offsets, k=[1, 10, None])
+    return data, table, expected
+
+
+class Capsule:
+    """Any object speaking the Arrow PyCapsule stream interface."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda t: t,
+        lambda t: t.combine_chunks().to_batches()[0],
+        lambda t: pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=777)),
+        lambda t: t.to_pandas(),
+        Capsule,
+        lambda t: pa.Table.from_batches(t.to_batches(max_chunksize=1000)),  # multi-chunk
+    ],
+    ids=["table", "record_batch", "reader", "pandas", "capsule", "chunked"],
+)
+def test_every_table_kind_matches_arrays(backend, synthetic, convert):
+    _, table, expected = synthetic
+    result = fastndcg.ndcg_table(convert(table), k=[1, 10, None], backend=backend)
+    np.testing.assert_array_equal(result.per_query, expected.per_query)
+    np.testing.assert_array_equal(result.query_ids, expected.query_ids)
+
+
+@pytest.mark.parametrize("qid_kind", ["string", "large_string", "dictionary", "shuffled"])
+def test_string_dictionary_and_shuffled_query_ids(backend, synthetic, qid_kind):
+    data, table, expected = synthetic
+    names = pa.array([f"q{q:05d}" for q in data.qid()])
+    if qid_kind == "large_string":
+        names = names.cast(pa.large_string())
+    if qid_kind == "dictionary":
+        names = pc.dictionary_encode(names)
+    table = table.set_column(0, "qid", names)
+    if qid_kind == "shuffled":
+        table = table.take(np.random.default_rng(0).permutation(table.num_rows))
+    result = fastndcg.ndcg_table(table, k=[1, 10, None], backend=backend)
+    assert list(result.query_ids[:3]) == (
+        [f"q{q:05d}" for q in range(3)] if qid_kind != "shuffled" else list(result.query_ids[:3])
+    )
+    by_id = dict(zip(result.query_ids, result.per_query, strict=True))
+    for q in range(0, data.n_queries, 97):
+        np.testing.assert_allclose(by_id[f"q{q:05d}"], expected.per_query[q], rtol=1e-14)
+
+
+def test_numeric_columns_reach_the_kernels_without_a_copy(synthetic):
+    """The layout's arrays are the Arrow buffers, and no buffer of a column's size is allocated."""
+    _, table, _ = synthetic
+    big = make_synthetic(40_000, seed=2)
+    table = pa.table(
+        {
+            "qid": big.qid(),
+            "grade": big.grades.astype(np.int32),
+            "score": big.scores.astype(np.float64),
+        }
+    )
+    grade_buffer = table.column("grade").chunk(0).to_numpy()
+    score_buffer = table.column("score").chunk(0).to_numpy()
+    layout = table_layout(
+        as_arrow(table), "qid", "grade", "score", use_numba="numba" in fastndcg.available_backends()
+    )
+    assert np.shares_memory(layout.grades, grade_buffer)
+    assert np.shares_memory(layout.scores, score_buffer)
+    fastndcg.ndcg_table(table, k=10)  # warm up compile caches outside the measurement
+    tracemalloc.start()
+    fastndcg.ndcg_table(table, k=10)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    smallest_column = table.num_rows * 4  # the int32 grade column
+    assert peak < smallest_column / 2, f"peak {peak} bytes vs column {smallest_column}"
+
+
+def test_pandas_numeric_columns_are_not_copied():
+    frame = pd.DataFrame(
+        {
+            "qid": np.repeat(np.arange(100), 10),
+            "grade": np.arange(1000) % 3,
+            "score": np.linspace(0, 1, 1000),
+        }
+    )
+    layout = table_layout(as_arrow(frame), "qid", "grade", "score", use_numba=False)
+    assert np.shares_memory(layout.scores, frame["score"].to_numpy())
+
+
+def test_missing_column_lists_the_columns():
+    table = pa.table({"qid": [1], "label": [1], "pred": [0.5]})
+    with pytest.raises(
+        KeyError,
+        match=r"column 'grade' \(the grade column\) not found; the table has columns: qid, label, pred",
+    ):
+        fastndcg.ndcg_table(table)
+    assert float(fastndcg.ndcg_table(table, grade="label", score="pred", zero_idcg="zero")) == 1.0
+
+
+@pytest.mark.parametrize("name", ["grade", "score"])
+def test_nulls_name_the_column_and_first_row(name):
+    values = {"qid": [1, 1, 2, 2], "grade": [1, 0, 2, 1], "score": [0.1, 0.2, 0.3, 0.4]}
+    values[name] = values[name][:2] + [None] + values[name][3:]
+    with pytest.raises(
+        ValueError, match=rf"column '{name}' \({name}\) has a null at row 2; fill or drop"
+    ):
+        fastndcg.ndcg_table(pa.table(values))
+
+
+def test_null_query_id_and_non_numeric_columns():
+    with pytest.raises(ValueError, match=r"column 'qid' \(qid\) has a null at row 1"):
+        fastndcg.ndcg_table(pa.table({"qid": ["a", None], "grade": [1, 0], "score": [0.1, 0.2]}))
+    with pytest.raises(
+        TypeError, match=r"column 'score' \(score\) must be numeric; it has Arrow type string"
+    ):
+        fastndcg.ndcg_table(pa.table({"qid": [1, 1], "grade": [1, 0], "score": ["a", "b"]}))
+
+
+def test_unknown_option_lists_valid_ones():
+    with pytest.raises(
+        TypeError,
+        match=r"ndcg_table\(\) got unknown option\(s\) cutoff; valid options: aggregate, backend",
+    ):
+        fastndcg.ndcg_table(pa.table({"qid": [1], "grade": [1], "score": [0.5]}), cutoff=3)
+    with pytest.raises(TypeError, match="expected a pyarrow Table"):
+        fastndcg.ndcg_table([1, 2, 3])
+
+
+def test_options_and_ranked_tables(backend):
+    table = pa.table({"qid": [7, 7, 7, 8, 8], "grade": [0, 2, 1, 1, 0]})
+    result = fastndcg.ndcg_table(
+        table, score=None, gain="linear", k=2, backend=backend, weights=[1.0, 3.0]
+    )
+    expected = fastndcg.ndcg(
+        [0, 2, 1, 1, 0], offsets=[0, 3, 5], gain="linear", k=2, weights=[1.0, 3.0], backend=backend
+    )
+    np.testing.assert_array_equal(result.per_query, expected.per_query)
+    assert float(result) == float(expected)
+
+
+@pytest.mark.parametrize(
+    "folder", ["lgb_mq2008", "xgb_mq2008", "lgb_lambdarank_example", "xgb_lambdarank_example"]
+)
+def test_real_predictions_against_reference(backend, folder):
+    table = pq.read_table(SHARED_DATA / "derived" / folder / "predictions.parquet")
+    result = fastndcg.ndcg_table(
+        table, grade="label", k=[1, 5, 10, None], ties="stable", zero_idcg="zero", backend=backend
+    )
+    assert result.n_queries == len(set(table.column("qid").to_pylist()))
+    labels = table.column("label").to_numpy().astype(float)
+    scores = table.column("score").to_numpy()
+    qids = table.column("qid").to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]])
+    offsets = np.r_[starts, qids.size]
+    expected = reference_ndcg(
+        queries_from_csr(offsets, labels, scores), k=result.k, ties="stable", zero_idcg="zero"
+    )
+    np.testing.assert_allclose(result.per_query, np.array(expected.ndcg), rtol=1e-12, atol=1e-12)

@@ -8,6 +8,7 @@ from fastndcg._backends import available_backends
 from fastndcg._parquet import ndcg_parquet
 from fastndcg._result import NDCGResult
 from fastndcg._tables import ndcg_table
+from fastndcg.trec import ndcg_run
 
 __version__ = "0.1.0"
 
@@ -18,6 +19,7 @@ __all__ = [
     "available_backends",
     "ndcg",
     "ndcg_parquet",
+    "ndcg_run",
     "ndcg_score",
     "ndcg_table",
 ]

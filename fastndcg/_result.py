@@ -38,6 +38,10 @@ class NDCGResult:
         Queries left out of the aggregate at each cutoff because their IDCG is 0.
     options : dict
         The options the values were computed with (for display and reports).
+    n_missing : int
+        Judged queries absent from the run (:func:`fastndcg.ndcg_run`).
+    n_unjudged : int
+        Queries of the run without judgments, ignored (:func:`fastndcg.ndcg_run`).
     """
 
     k: tuple[int | None, ...]
@@ -48,6 +52,8 @@ class NDCGResult:
     query_ids: np.ndarray
     n_skipped: np.ndarray
     options: dict[str, Any] = field(default_factory=dict)
+    n_missing: int = 0
+    n_unjudged: int = 0
 
     @property
     def n_queries(self) -> int:
@@ -95,6 +101,11 @@ class NDCGResult:
         head = f"NDCGResult(n_queries={self.n_queries}"
         shown = ", ".join(f"{key}={value!r}" for key, value in self.options.items())
         lines = [f"{head}{', ' if shown else ''}{shown})"]
+        if self.n_missing or self.n_unjudged:
+            lines.append(
+                f"  judged queries missing from the run: {self.n_missing}; "
+                f"run queries without judgments (ignored): {self.n_unjudged}"
+            )
         lines.append(f"  {'k':>6}  {'ndcg':>10}  {'skipped':>8}")
         for j, k in enumerate(self.k):
             label = "all" if k is None else str(k)

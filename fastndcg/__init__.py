@@ -7,6 +7,7 @@ from fastndcg._api import InvalidParameterError, ndcg, ndcg_score
 from fastndcg._backends import available_backends
 from fastndcg._parquet import ndcg_parquet
 from fastndcg._result import NDCGResult
+from fastndcg._runtime import warmup
 from fastndcg._tables import ndcg_table
 from fastndcg.trec import ndcg_run
 
@@ -22,4 +23,5 @@ __all__ = [
     "ndcg_run",
     "ndcg_score",
     "ndcg_table",
+    "warmup",
 ]

@@ -18,7 +18,7 @@ import numpy as np
 from fastndcg import _codes as C
 from fastndcg._plan import Plan
 
-_CELLS = 1 << 21  # padded cells per block
+_CELLS = 1 << 19  # padded cells per block (each block holds a few arrays of this size)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

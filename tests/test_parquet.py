@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def dataset(tmp_path_factory):
     folder = tmp_path_factory.mktemp("parts")
     # uneven files so that queries are split across file boundaries
     cuts = [0, 1234, 50_000, 50_001, 90_000, table.num_rows]
-    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:], strict=True)):
+    for i, (a, b) in enumerate(itertools.pairwise(cuts)):
         pq.write_table(
             table.slice(a, b - a), folder / f"part-{i:02d}.parquet", row_group_size=10_000
         )

@@ -12,10 +12,14 @@ def python_blocks():
     return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
-def test_readme_examples_run(capsys):
+def test_readme_examples_run(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write small files
     blocks = python_blocks()
-    assert blocks, "README has no python example"
+    assert len(blocks) >= 4, "README lost its python examples"
     for block in blocks:
         namespace: dict = {}
         exec(compile(block, str(README), "exec"), namespace)
-    assert "NDCGResult(n_queries=2" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "NDCGResult(n_queries=2" in out
+    assert "NDCGResult(n_queries=10000" in out
+    assert "judged queries missing from the run: 1" in out

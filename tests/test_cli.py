@@ -1,0 +1,157 @@
+"""The fastndcg command, end to end in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from conftest import SHARED_DATA
+
+import fastndcg
+
+PREDICTIONS = SHARED_DATA / "derived" / "lgb_mq2008" / "predictions.parquet"
+TREC = SHARED_DATA / "real" / "trec_eval_test"
+
+
+def cli(*args, check=True):
+    run = subprocess.run(
+        [sys.executable, "-m", "fastndcg", *map(str, args)], capture_output=True, text=True
+    )
+    if check:
+        assert run.returncode == 0, run.stderr
+    return run
+
+
+def test_score_parquet_table_output():
+    out = cli("score", PREDICTIONS, "--grade", "label", "-k", "1,5,all").stdout.splitlines()
+    assert out[0].split() == ["source", "queries", "ndcg@1", "ndcg@5", "ndcg", "skipped"]
+    expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=[1, 5, None])
+    assert out[1].split()[1:] == ["156", *(f"{m:.4f}" for m in expected.mean), "51"]
+
+
+def test_score_json_and_csv_formats():
+    data = json.loads(
+        cli(
+            "score",
+            PREDICTIONS,
+            "--grade",
+            "label",
+            "-k",
+            "10",
+            "--format",
+            "json",
+            "--gain",
+            "linear",
+        ).stdout
+    )
+    assert data["queries"] == 156
+    assert data["ndcg@10"] == pytest.approx(
+        float(fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=10, gain="linear")), rel=1e-12
+    )
+    csv_lines = cli(
+        "score", PREDICTIONS, "--grade", "label", "--format", "csv", "--zero-idcg", "zero"
+    ).stdout.splitlines()
+    assert csv_lines[0] == "source,queries,ndcg,skipped" and csv_lines[1].endswith(",0")
+
+
+def test_score_several_trec_runs_and_per_query_file(tmp_path):
+    per_query = tmp_path / "per_query.parquet"
+    args = [
+        "score",
+        "--qrels",
+        TREC / "qrels.test",
+        "--run",
+        TREC / "results.test",
+        "--run",
+        TREC / "results.trunc",
+    ]
+    out = cli(
+        *args,
+        "-k",
+        "10",
+        "--gain",
+        "linear",
+        "--ties",
+        "docid_desc",
+        "--zero-idcg",
+        "zero",
+        "--per-query",
+        per_query,
+    ).stdout.splitlines()
+    assert len(out) == 3 and "results.trunc" in out[2]
+    assert out[0].split()[-2:] == ["missing", "unjudged"]
+    assert out[2].split()[-2:] == ["1", "0"]
+    table = pq.read_table(per_query)
+    assert table.column_names[:3] == ["source", "query_id", "ndcg@10"]
+    assert table.num_rows == 6
+    csv_path = tmp_path / "per_query.csv"
+    cli(*args, "--per-query", csv_path)
+    assert pacsv.read_csv(csv_path).num_rows == 6
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["score", "nope.parquet"], "no such file or directory: nope.parquet"),
+        (["score", PREDICTIONS], "column 'grade' not found"),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--ties", "random", "--seed", "-1"],
+            "seed must be a non-negative int",
+        ),
+        (
+            ["score", "--run", TREC / "results.test"],
+            "TREC scoring needs --qrels and at least one --run",
+        ),
+        (["score"], "nothing to score"),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--per-query", "x.json"],
+            "--per-query writes .parquet or .csv files",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    run = cli(*args, check=False)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fastndcg: error: ") and message in lines[0]
+
+
+def test_argument_errors_exit_2():
+    run = cli("score", PREDICTIONS, "-k", "ten", check=False)
+    assert run.returncode == 2 and "-k takes comma-separated positive ints" in run.stderr
+    run = cli("score", PREDICTIONS, "--ties", "first", check=False)
+    assert run.returncode == 2 and "invalid choice" in run.stderr
+
+
+def test_help_shows_options_with_defaults():
+    text = cli("score", "--help").stdout
+    for fragment in (
+        "--zero-idcg",
+        "(default: skip)",
+        "--ties",
+        "(default: average)",
+        "--per-query",
+        "--format",
+    ):
+        assert fragment in text
+
+
+def test_info_and_warmup():
+    info = cli("info").stdout
+    for key in ("fastndcg:", "backends:", "numpy:"):
+        assert key in info
+    if "numba" in fastndcg.available_backends():
+        assert "threading layer:" in info and "cache dir:" in info
+    assert cli("warmup").stdout.startswith("kernels ready in")
+
+
+def test_console_script_is_installed():
+    import shutil
+
+    assert shutil.which("fastndcg") or (
+        sys.prefix and (__import__("pathlib").Path(sys.executable).parent / "fastndcg").exists()
+    )

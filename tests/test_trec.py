@@ -1,0 +1,207 @@
+"""ndcg_run on TREC files and tables: joins, missing and unjudged queries, docid ties, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import SHARED_DATA
+from reference import Item, reference_ndcg
+
+import fastndcg
+from fastndcg.trec import read_qrels, read_run
+
+TREC = SHARED_DATA / "real" / "trec_eval_test"
+
+
+def trec_eval_values(path, measure):
+    """Per-query values of ``measure`` in one of trec_eval's expected outputs (4 decimals)."""
+    values = {}
+    for line in path.read_text().splitlines():
+        name, qid, value = line.split()
+        if name == measure and qid != "all":
+            values[qid] = float(value)
+    return values
+
+
+def reference_run(qrels_path, run_path, k, missing="zero"):
+    """The oracle on a TREC pair: docid-descending ties, linear gain, ideal from all judgments."""
+    judged = {}
+    for line in qrels_path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            qid, _, doc, grade = line.split()[:4]
+            judged.setdefault(qid, {})[doc] = max(float(grade), 0.0)
+    runs = {}
+    for line in run_path.read_text().splitlines():
+        qid, _, doc, _, score = line.split()[:5]
+        runs.setdefault(qid, []).append((doc, float(score)))
+    qids = [q for q in runs if q in judged] + (
+        [q for q in judged if q not in runs] if missing == "zero" else []
+    )
+    queries, ideal, keys, row = [], [], {}, 0
+    for q in qids:
+        items = []
+        for doc, score in runs.get(q, []):
+            items.append(Item(row, judged[q].get(doc, 0.0), score))
+            keys[row] = tuple(-b for b in doc.encode())  # ascending key = descending bytes
+            row += 1
+        queries.append(items)
+        ideal.append(list(judged[q].values()))
+    key = [keys[r] + (0,) * 200 for r in range(row)]  # pad: "ab" > "a" in byte order
+    result = reference_ndcg(
+        queries,
+        k=k,
+        gain="linear",
+        ideal="global",
+        ideal_lists=ideal,
+        ties="key",
+        tie_key=key,
+        zero_idcg="zero",
+    )
+    return qids, result
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "out"),
+    [
+        ("qrels.test", "results.test", "out.test.aq"),
+        ("qrels.comment.test", "results.comment.test", "out.comment.test"),
+    ],
+)
+def test_real_runs_against_reference_and_trec_eval(backend, qrels, run, out):
+    k = (5, 10, 100, None)
+    result = fastndcg.ndcg_run(
+        TREC / qrels,
+        TREC / run,
+        k=list(k),
+        gain="linear",
+        ties="docid_desc",
+        zero_idcg="zero",
+        backend=backend,
+    )
+    qids, expected = reference_run(TREC / qrels, TREC / run, k)
+    assert list(result.query_ids) == qids
+    np.testing.assert_allclose(result.per_query, np.array(expected.ndcg), rtol=1e-12, atol=1e-12)
+    trec_eval = trec_eval_values(TREC / out, "ndcg")  # trec_eval 10's own output, 4 decimals
+    for q, value in trec_eval.items():
+        assert round(result.per_query[qids.index(q), 3], 4) == value, q
+
+
+def test_missing_queries_and_the_c_flag(backend):
+    truncated = fastndcg.ndcg_run(
+        TREC / "qrels.test",
+        TREC / "results.trunc",
+        gain="linear",
+        ties="docid_desc",
+        zero_idcg="zero",
+        backend=backend,
+    )
+    assert truncated.n_missing == 1 and truncated.n_queries == 3
+    assert round(float(truncated), 4) == trec_eval_values_all(TREC / "out.test.aqc", "ndcg")
+    skipped = fastndcg.ndcg_run(
+        TREC / "qrels.test", TREC / "results.trunc", gain="linear", missing="skip", backend=backend
+    )
+    assert skipped.n_queries == 2 and skipped.n_missing == 1
+    with pytest.raises(ValueError, match=r"1 judged query is not in the run \(first: '302'\)"):
+        fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", missing="error")
+
+
+def trec_eval_values_all(path, measure):
+    for line in path.read_text().splitlines():
+        name, qid, value = line.split()
+        if name == measure and qid == "all":
+            return float(value)
+    raise KeyError(measure)
+
+
+def test_comments_tabs_and_trailing_fields_are_read():
+    plain = read_qrels(TREC / "qrels.test")
+    commented = read_qrels(TREC / "qrels.test.with-comments")
+    assert commented.num_rows == plain.num_rows  # the three '#' lines are comments...
+    assert "CR#93E-1860" in commented.column("docid").to_pylist()  # ...a '#' inside a docid is not
+    run = read_run(TREC / "results.test")  # tab-separated, padded scores
+    assert run.schema.names == ["qid", "docid", "score"] and run.num_rows == 1500
+    assert read_run(TREC / "results.trunc").num_rows > 0  # lines with text after the tag
+
+
+def test_tables_unjudged_documents_and_negative_judgments(backend):
+    qrels = pa.table(
+        {"qid": ["a", "a", "a", "b"], "docid": ["d1", "d2", "d3", "d9"], "grade": [2, -1, 1, 1]}
+    )
+    run = pa.table(
+        {
+            "qid": ["a", "a", "a", "c"],
+            "docid": ["d2", "d4", "d1", "d1"],
+            "score": [0.9, 0.8, 0.7, 0.5],
+        }
+    )
+    result = fastndcg.ndcg_run(
+        qrels, run, gain="linear", k=[3], backend=backend, missing="zero", zero_idcg="zero"
+    )
+    assert list(result.query_ids) == ["a", "b"] and result.n_unjudged == 1 and result.n_missing == 1
+    # a: ranking d2 (judged non-relevant: 0), d4 (unjudged: 0), d1 (2); ideal 2, 1, 0
+    expected = (2 / np.log2(4)) / (2 + 1 / np.log2(3))
+    assert result.per_query[0, 0] == pytest.approx(expected, rel=1e-14)
+    assert result.per_query[1, 0] == 0.0
+    judged = fastndcg.ndcg_run(
+        qrels, run, gain="linear", k=[3], judged_only=True, backend=backend, missing="skip"
+    )
+    assert judged.per_query[0, 0] == pytest.approx(
+        (2 / np.log2(3)) / (2 + 1 / np.log2(3)), rel=1e-14
+    )
+
+
+def test_duplicate_pairs_are_errors():
+    qrels = pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "grade": [1, 2]})
+    run = pa.table({"qid": ["a"], "docid": ["d1"], "score": [0.5]})
+    with pytest.raises(ValueError, match="qrels lists document 'd1' of query 'a' 2 times"):
+        fastndcg.ndcg_run(qrels, run)
+    with pytest.raises(ValueError, match="run lists document 'd1' of query 'a' 2 times"):
+        fastndcg.ndcg_run(
+            qrels.slice(0, 1),
+            pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "score": [0.5, 0.4]}),
+        )
+
+
+def test_bad_files(tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1\n")
+    with pytest.raises(
+        ValueError,
+        match=r"line 1: a TREC run line has 6 fields \(qid Q0 docid rank score tag\); found 4",
+    ):
+        read_run(bad)
+    with pytest.raises(FileNotFoundError, match="run file not found"):
+        read_run(tmp_path / "nope")
+    with pytest.raises(
+        KeyError, match="the qrels table needs columns qid, docid, grade; 'grade' is missing"
+    ):
+        read_qrels(pa.table({"qid": ["a"], "docid": ["d"]}))
+    with pytest.raises(ValueError, match="unknown missing='drop'"):
+        fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.test", missing="drop")
+
+
+def test_derived_runs_match_the_predictions_files(backend):
+    """The same LightGBM predictions as Parquet rows and as a TREC run give the same values."""
+    folder = SHARED_DATA / "derived" / "lgb_mq2008"
+    table = fastndcg.ndcg_parquet(
+        folder / "predictions.parquet",
+        grade="label",
+        k=[5, 10],
+        ties="stable",
+        ideal="recall",
+        zero_idcg="zero",
+        backend=backend,
+    )
+    run = fastndcg.ndcg_run(
+        folder / "qrels.revpad.txt",
+        folder / "run.revpad.txt",
+        k=[5, 10],
+        ties="docid_desc",
+        gain="exp2",
+        ideal="recall",
+        zero_idcg="zero",
+        backend=backend,
+    )
+    assert list(map(str, table.query_ids)) == list(run.query_ids)
+    np.testing.assert_allclose(run.per_query, table.per_query, rtol=1e-12)

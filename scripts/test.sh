@@ -3,6 +3,8 @@
 # once with every backend available and once with numba blocked, so the NumPy fallback and the
 # import guard are exercised for real.
 set -euo pipefail
+# the test extra plus the reference tools (parity) and the distributed engines
+export FASTNDCG_EXTRAS="${FASTNDCG_EXTRAS:-test,parity,dask,spark}"
 source "$(dirname "$0")/setup_env.sh"
 
 run_pytest() {

@@ -5,7 +5,9 @@ The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit
 
 from fastndcg._api import InvalidParameterError, ndcg, ndcg_score
 from fastndcg._backends import available_backends
+from fastndcg._compare import Comparison, compare_definitions
 from fastndcg._parquet import ndcg_parquet
+from fastndcg._presets import Preset, presets, ranx_gain
 from fastndcg._result import NDCGResult
 from fastndcg._runtime import warmup
 from fastndcg._tables import ndcg_table
@@ -14,14 +16,19 @@ from fastndcg.trec import ndcg_run
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "InvalidParameterError",
     "NDCGResult",
+    "Preset",
     "__version__",
     "available_backends",
+    "compare_definitions",
     "ndcg",
     "ndcg_parquet",
     "ndcg_run",
     "ndcg_score",
     "ndcg_table",
+    "presets",
+    "ranx_gain",
     "warmup",
 ]

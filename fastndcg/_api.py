@@ -10,6 +10,7 @@ import numpy as np
 
 from fastndcg._engine import Engine, query_weights
 from fastndcg._layout import build_layout
+from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 
 Cutoffs = int | Sequence[int | None] | None
@@ -17,6 +18,7 @@ GainSpec = str | Sequence[float] | Mapping[float, float] | Callable[[np.ndarray]
 DiscountSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], Any]
 
 
+@accepts_preset("ndcg")
 def ndcg(
     grades: Any,
     scores: Any = None,
@@ -39,6 +41,7 @@ def ndcg(
     weights: Any = None,
     backend: str = "auto",
     n_threads: int | None = None,
+    score_dtype: str = "float64",
 ) -> NDCGResult:
     r"""Normalised discounted cumulative gain of many ranked lists at once.
 
@@ -97,16 +100,25 @@ def ndcg(
     zero_idcg : {"skip", "zero", "one", "error"}, default="skip"
         NDCG of a query whose IDCG@k is not positive (no relevant item): NaN and left out of the
         aggregate (``"skip"``, counted in ``n_skipped``), 0, 1, or a ValueError.
-    aggregate : {"mean", "ratio"}, default="mean"
+    aggregate : {"mean", "ratio", "lightgbm", "xgboost", "keras_rs"}, default="mean"
         ``"mean"``: :math:`\sum_q w_q \mathrm{NDCG}_q / \sum_q w_q`; ``"ratio"``:
         :math:`\sum_q w_q \mathrm{DCG}_q / \sum_q w_q \mathrm{IDCG}_q`, over the queries not
-        skipped.
+        skipped; the others are those tools' own rules (see :mod:`fastndcg._presets`).
     weights : array-like, optional
         Non-negative weight per query for the aggregate (default 1).
     backend : {"auto", "numba", "numpy"}, default="auto"
         ``"auto"`` uses numba when importable unless ``FASTNDCG_BACKEND`` says otherwise.
     n_threads : int, optional
         Numba threads for this call (restored afterwards); default: numba's current setting.
+    score_dtype : {"float64", "float32"}, default="float64"
+        Precision the scores are held in before ranking. ``"float32"`` rounds them as tools that
+        store float32 scores do, so scores closer than float32 resolution become ties.
+    preset : str, optional
+        A tool's definition by name (``"trec_eval"``, ``"sklearn"``, ``"lightgbm"``, ... see
+        :func:`fastndcg.presets`): its settings replace the defaults of the options not given.
+    decimals : int, optional
+        Round per-query values to this many decimals before aggregating, as a tool that prints
+        them does.
 
     Returns
     -------
@@ -132,6 +144,7 @@ def ndcg(
         aggregate=aggregate,
         backend=backend,
         n_threads=n_threads,
+        score_dtype=score_dtype,
     )
     engine.check_ideal_inputs(ideal_grades, ideal_qid, ideal_offsets)
     with engine.threads():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,9 @@ _GOLDEN = 0x9E3779B97F4A7C15  # the row step of the random tie keys (see _kernel
 
 # Tie rules that need a per-row key from the caller (e.g. document ids for TREC runs).
 KEYED_TIES = ("docid_desc",)
+
+# Precision scores are held in before ranking; "float32" reproduces tools that store them so.
+SCORE_DTYPES = ("float64", "float32")
 
 
 def engine_defaults() -> dict[str, Any]:
@@ -83,6 +86,7 @@ class Engine:
     aggregate: str
     backend: str
     n_threads: int | None
+    score_dtype: str = "float64"
 
     @classmethod
     def create(
@@ -99,6 +103,7 @@ class Engine:
         aggregate: str = "mean",
         backend: str = "auto",
         n_threads: int | None = None,
+        score_dtype: str = "float64",
     ) -> Engine:
         """Check every option (before any data is read) and resolve the backend."""
         tie_name = choose("ties", ties, (*TIES, *KEYED_TIES))
@@ -120,6 +125,7 @@ class Engine:
             aggregate=choose("aggregate", aggregate, AGGREGATES),
             backend=resolve_backend(backend),
             n_threads=n_threads,
+            score_dtype=choose("score_dtype", score_dtype, SCORE_DTYPES),
         )
 
     @property
@@ -172,7 +178,7 @@ class Engine:
                 ideal = align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.use_numba)
         tie_mode = TIE_KEY if self.ties in KEYED_TIES else TIES[self.ties]
         plan = make_plan(
-            layout,
+            self.held_scores(layout),
             cutoffs=self.cutoffs,
             gain=self.gain,
             discount=self.discount,
@@ -185,9 +191,27 @@ class Engine:
         )
         return run_plan(plan, self.backend)
 
+    def held(self, scores: np.ndarray) -> np.ndarray:
+        """``scores`` as held before ranking: rounded to ``score_dtype`` (unchanged if float64).
+
+        Rounding to float32 makes scores that differ by less than float32 resolution equal, as
+        in tools that store scores as float32; ``ties`` then orders them. Scores beyond the
+        float32 range become +-inf, as they do in those tools.
+        """
+        if self.score_dtype == "float64":
+            return scores
+        with np.errstate(over="ignore"):
+            return scores.astype(np.float32, copy=False)
+
+    def held_scores(self, layout: Layout) -> Layout:
+        """``layout`` with its scores as held before ranking (see :meth:`held`)."""
+        if self.score_dtype == "float64" or layout.scores is None:
+            return layout
+        return replace(layout, scores=self.held(layout.scores))
+
     def options(self, ranked: bool) -> dict[str, Any]:
         """The options as shown in results."""
-        return {
+        shown = {
             "gain": self.gain.describe(),
             "discount": self.discount.describe(),
             "ideal": self.ideal,
@@ -196,6 +220,9 @@ class Engine:
             "aggregate": self.aggregate,
             "backend": self.backend,
         }
+        if self.score_dtype != "float64":
+            shown["score_dtype"] = self.score_dtype
+        return shown
 
     def per_query(self, query_ids: np.ndarray, dcg: np.ndarray, idcg: np.ndarray) -> np.ndarray:
         """NDCG per query and cutoff under the zero-IDCG rule (NaN where skipped)."""

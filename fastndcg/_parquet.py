@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 from fastndcg.stream import StreamScorer
 
@@ -20,6 +21,7 @@ GROUPINGS = ("stream", "memory")
 _PREFETCH = 2  # decoded batches waiting while the current one is scored
 
 
+@accepts_preset("ndcg_parquet")
 def ndcg_parquet(
     source: Any,
     *,
@@ -58,6 +60,9 @@ def ndcg_parquet(
     **options
         The options of :func:`fastndcg.ndcg` (as for :class:`fastndcg.stream.StreamScorer` when
         streaming).
+    preset : str, optional
+        A tool's definition by name (see :func:`fastndcg.presets`); the options given override
+        its settings.
 
     Returns
     -------

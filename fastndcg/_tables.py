@@ -7,11 +7,13 @@ from typing import Any
 from fastndcg._arrow import as_arrow, column, group_column, ids_to_numpy, numeric_column
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import Layout, as_grade_vector, as_score_vector, finish_layout
+from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 
 TABLE_DATA_OPTIONS = ("ideal_grades", "ideal_qid", "ideal_offsets", "weights")
 
 
+@accepts_preset("ndcg_table")
 def ndcg_table(
     table: Any,
     *,
@@ -32,6 +34,9 @@ def ndcg_table(
     **options
         Any keyword option of :func:`fastndcg.ndcg` (``k``, ``gain``, ``ties``, ...), including
         ``ideal_grades``/``ideal_qid``/``ideal_offsets`` and per-query ``weights``.
+    preset : str, optional
+        A tool's definition by name (see :func:`fastndcg.presets`); the options given override
+        its settings.
 
     Returns
     -------

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fastndcg._options import DISCOUNT_NAMES, GAIN_NAMES, IDEALS, TIES, ZERO_IDCG
+from fastndcg._engine import SCORE_DTYPES
+from fastndcg._options import AGGREGATES, DISCOUNT_NAMES, GAIN_NAMES, IDEALS, TIES, ZERO_IDCG
+from fastndcg._presets import PRESETS, TOOL_AGGREGATES
 from fastndcg._result import NDCGResult, cutoff_label
 
 FORMATS = ("table", "json", "csv")
@@ -54,8 +56,26 @@ def parse_gain(text: str) -> Any:
         ) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``fastndcg`` command."""
+def parse_presets(text: str) -> list[str]:
+    """``"sklearn,lightgbm"`` -> the preset names; ``all`` -> every preset."""
+    if text.strip().lower() == "all":
+        return list(PRESETS)
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in PRESETS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown preset {unknown[0] if unknown else text!r}; valid presets are "
+            f"{', '.join(PRESETS)} (comma-separated), or 'all'"
+        )
+    return names
+
+
+def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
+    """The argument parser of the ``fastndcg`` command.
+
+    ``keep_defaults=False`` leaves options not given out of the parsed namespace, which tells
+    the options given from the defaults (those override a preset's settings).
+    """
     parser = argparse.ArgumentParser(
         prog="fastndcg",
         description="NDCG for millions of queries, under every definition in use.",
@@ -104,7 +124,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--zero-idcg", choices=ZERO_IDCG, default="skip", help="queries without relevant items"
     )
     score.add_argument(
-        "--aggregate", choices=("mean", "ratio"), default="mean", help="how queries combine"
+        "--aggregate",
+        choices=(*AGGREGATES, *TOOL_AGGREGATES),
+        default="mean",
+        help="how queries combine (or a tool's own rule)",
+    )
+    score.add_argument(
+        "--score-dtype",
+        choices=SCORE_DTYPES,
+        default="float64",
+        help="precision scores are held in before ranking",
+    )
+    definitions = score.add_mutually_exclusive_group()
+    definitions.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        default=None,
+        help="score as this tool does (options given explicitly override its settings)",
+    )
+    definitions.add_argument(
+        "--compare-presets",
+        type=parse_presets,
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="NAMES",
+        help="score under several presets (comma-separated; default: every preset that applies) "
+        "and show how each differs from the first",
     )
     score.add_argument(
         "--judged-only", action="store_true", help="TREC: drop unjudged documents before ranking"
@@ -114,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("zero", "skip", "error"),
         default="zero",
         help="TREC: judged queries absent from a run",
+    )
+    score.add_argument(
+        "--max-docs",
+        type=int,
+        default=None,
+        help="TREC: score only the first N documents of each ranking (trec_eval -M)",
     )
     score.add_argument(
         "--batch-rows", type=int, default=1 << 17, help="Parquet: rows per streamed batch"
@@ -145,74 +197,113 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--digits", type=int, default=4, help="decimals in table output")
 
+    if not keep_defaults:
+        for action in score._actions:
+            action.default = argparse.SUPPRESS
     commands.add_parser("info", help="versions, backend, threading layer, threads, cache directory")
     commands.add_parser("warmup", help="compile the kernels now (into the Numba cache)")
     return parser
 
 
-def _options(args: argparse.Namespace, trec: bool) -> dict[str, Any]:
-    options = dict(
-        k=args.k,
-        gain=args.gain,
-        discount=args.discount,
-        ties=args.ties,
-        seed=args.seed,
-        zero_idcg=args.zero_idcg,
-        aggregate=args.aggregate,
-        backend=args.backend,
-        n_threads=args.threads,
-        max_grade=args.max_grade,
-    )
-    if args.ideal is not None:
-        options["ideal"] = args.ideal
-    elif not trec:
-        options["ideal"] = "recall"
+# command-line destination -> keyword of the Python functions
+_ENGINE_OPTIONS = {
+    "k": "k",
+    "gain": "gain",
+    "discount": "discount",
+    "ideal": "ideal",
+    "ties": "ties",
+    "seed": "seed",
+    "zero_idcg": "zero_idcg",
+    "aggregate": "aggregate",
+    "backend": "backend",
+    "threads": "n_threads",
+    "max_grade": "max_grade",
+    "score_dtype": "score_dtype",
+}
+_RUN_OPTIONS = {"judged_only": "judged_only", "missing": "missing", "max_docs": "max_docs"}
+
+
+def _options(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str, Any]:
+    """Keyword options for the Python functions.
+
+    With a preset (or presets to compare) only the options given on the command line are
+    passed, so that the preset's settings stand for the rest.
+    """
+    names = {**_ENGINE_OPTIONS, **(_RUN_OPTIONS if trec else {})}
+    presets_used = args.preset is not None or args.compare_presets is not None
+    options = {
+        name: getattr(args, dest)
+        for dest, name in names.items()
+        if dest in given or not presets_used
+    }
+    if options.get("ideal", "") is None:
+        if trec:
+            del options["ideal"]
+        else:
+            options["ideal"] = "recall"
+    if args.preset is not None:
+        options["preset"] = args.preset
     return options
 
 
-def _score_sources(args: argparse.Namespace) -> list[tuple[str, NDCGResult]]:
-    import fastndcg
-
+def _jobs(args: argparse.Namespace) -> list[tuple[str, str, tuple[Any, ...], dict[str, Any]]]:
+    """(source, entry point, inputs, data options) of everything to score."""
     if args.qrels or args.run:
         if not (args.qrels and args.run):
             raise InputError("TREC scoring needs --qrels and at least one --run")
         if args.predictions:
             raise InputError("give either prediction files or --qrels/--run, not both")
-        options = _options(args, trec=True)
-        return [
-            (
-                run,
-                fastndcg.ndcg_run(
-                    args.qrels, run, judged_only=args.judged_only, missing=args.missing, **options
-                ),
-            )
-            for run in args.run
-        ]
+        return [(run, "ndcg_run", (args.qrels, run), {}) for run in args.run]
     if not args.predictions:
         raise InputError("nothing to score: give a predictions file, or --qrels and --run")
-    options = _options(args, trec=False)
-    score_column = args.score or None
-    results = []
+    columns = dict(qid=args.qid, grade=args.grade, score=args.score or None)
+    jobs = []
     for source in args.predictions:
         path = Path(source)
         if path.suffix.lower() in (".csv", ".tsv", ".txt"):
-            table = _read_delimited(path)
-            result = fastndcg.ndcg_table(
-                table, qid=args.qid, grade=args.grade, score=score_column, **options
-            )
+            jobs.append((source, "ndcg_table", (_read_delimited(path),), columns))
         else:
-            result = fastndcg.ndcg_parquet(
-                path,
-                qid=args.qid,
-                grade=args.grade,
-                score=score_column,
-                batch_rows=args.batch_rows,
-                progress=args.progress,
-                group=args.group,
-                **options,
+            parquet = dict(
+                columns, batch_rows=args.batch_rows, progress=args.progress, group=args.group
             )
-        results.append((source, result))
+            jobs.append((source, "ndcg_parquet", (path,), parquet))
+    return jobs
+
+
+def _score_sources(args: argparse.Namespace, given: set[str]) -> list[tuple[str, NDCGResult]]:
+    import fastndcg
+
+    results = []
+    for source, entry, inputs, data in _jobs(args):
+        options = _options(args, given, trec=entry == "ndcg_run")
+        results.append((source, getattr(fastndcg, entry)(*inputs, **data, **options)))
     return results
+
+
+def _compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str, Any]]:
+    """Summary rows of every source scored under the presets of ``--compare-presets``."""
+    import fastndcg
+
+    if args.per_query:
+        raise InputError("--per-query writes one definition's values; drop --compare-presets")
+    rows = []
+    for source, entry, inputs, data in _jobs(args):
+        options = _options(args, given, trec=entry == "ndcg_run")
+        names = args.compare_presets
+        if entry != "ndcg_run" and "ties" not in options:
+            # presets that break ties by document id need a TREC run (document ids)
+            names = [n for n in names if PRESETS[n].options.get("ties") != "docid_desc"]
+            if not names:
+                raise InputError(
+                    "the presets given order ties by document id, which needs --qrels and "
+                    "--run (or an explicit --ties)"
+                )
+        comparison = fastndcg.compare_definitions(
+            *inputs, definitions=names, using=entry, **data, **options
+        )
+        shown = comparison.shown_rows() if args.format == "table" else comparison.rows
+        rows.extend({"source": source, **row} for row in shown)
+    return rows
 
 
 def _read_delimited(path: Path) -> Any:
@@ -302,7 +393,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             seconds = warmup()
             print(f"kernels ready in {seconds:.2f} s (cache: {cache_dir()})")
             return 0
-        results = _score_sources(args)
+        given = set(vars(build_parser(keep_defaults=False).parse_args(argv)))
+        if args.compare_presets is not None:
+            print(format_rows(_compare_sources(args, given), args.format, args.digits))
+            return 0
+        results = _score_sources(args, given)
         if args.per_query:
             _write_per_query(args.per_query, results)
         rows = _summary_rows(results, trec=bool(args.qrels))

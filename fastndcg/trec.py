@@ -22,6 +22,7 @@ import pyarrow.csv as pacsv
 from fastndcg._arrow import as_arrow, group_column, ids_to_numpy
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import Judgments, Layout, as_grade_vector, as_score_vector, finish_layout
+from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 
 QRELS_COLUMNS = ("qid", "iteration", "docid", "grade")
@@ -146,12 +147,14 @@ def _check_unique_pairs(table: pa.Table, kind: str) -> None:
         )
 
 
+@accepts_preset("ndcg_run")
 def ndcg_run(
     qrels: Any,
     run: Any,
     *,
     judged_only: bool = False,
     missing: str = "zero",
+    max_docs: int | None = None,
     **options: Any,
 ) -> NDCGResult:
     """NDCG of a TREC run against relevance judgments.
@@ -170,6 +173,14 @@ def ndcg_run(
     missing : {"zero", "skip", "error"}, default="zero"
         What a judged query absent from the run gets: an empty ranking (NDCG 0, or the
         ``zero_idcg`` rule when it has no relevant judgment), nothing (left out), or an error.
+    max_docs : int, optional
+        Keep only the first ``max_docs`` documents of each query's ranking (trec_eval's ``-M``),
+        before ``judged_only`` applies; the ideal ranking is not cut. Needs a fixed tie order
+        (``ties="docid_desc"`` or ``"stable"``).
+    preset : str, optional
+        A tool's definition by name (see :func:`fastndcg.presets`); the options given override
+        its settings. ``preset="trec_eval"`` is ``trec_eval``'s ``ndcg`` (add ``k`` for
+        ``ndcg_cut``).
     **options
         The options of :func:`fastndcg.ndcg`. The default ideal here is ``"global"``: all judged
         documents of the query, retrieved or not. ``ties="docid_desc"`` breaks score ties by
@@ -187,6 +198,8 @@ def ndcg_run(
     engine_options, _ = split_options(options, "ndcg_run()", ())
     engine_options.setdefault("ideal", "global")
     engine = Engine.create(**engine_options)
+    if max_docs is not None:
+        _check_max_docs(max_docs, engine.ties)
     judgments_table = read_qrels(qrels)
     run_table = read_run(run)
     _check_unique_pairs(judgments_table, "qrels")
@@ -207,6 +220,8 @@ def ndcg_run(
 
     grade_of_row, judged = _join_grades(run_table, judgments_table)
     keep = in_judged.to_numpy(zero_copy_only=False)
+    if max_docs is not None:
+        keep &= _first_ranked(run_table, max_docs, engine)
     if judged_only:
         keep &= judged
     kept = run_table.filter(pa.array(keep))
@@ -243,6 +258,38 @@ def _join_grades(run: pa.Table, qrels: pa.Table) -> tuple[np.ndarray, np.ndarray
     judged = np.zeros(run.num_rows, dtype=bool)
     judged[where] = True
     return grades, judged
+
+
+def _check_max_docs(max_docs: Any, ties: str) -> None:
+    if isinstance(max_docs, bool) or not isinstance(max_docs, (int, np.integer)) or max_docs < 1:
+        raise ValueError(f"max_docs must be a positive int or None; got {max_docs!r}")
+    if ties not in ("docid_desc", "stable"):
+        raise ValueError(
+            f"max_docs cuts each ranking after a fixed number of documents, which needs a fixed "
+            f"order of tied scores: ties='docid_desc' or 'stable', not ties={ties!r}"
+        )
+
+
+def _first_ranked(run: pa.Table, max_docs: int, engine: Engine) -> np.ndarray:
+    """Which run rows are among the first ``max_docs`` of their query's ranking.
+
+    The ranking is the one the engine scores: by score as held (``score_dtype``) descending,
+    ties by document id descending or in run order (``engine.ties``).
+    """
+    n = run.num_rows
+    codes = pc.dictionary_encode(run.column("qid")).combine_chunks().indices.to_numpy()
+    scores = engine.held(run.column("score").to_numpy())
+    if engine.ties == "docid_desc":
+        tie = _docid_descending_key(run.column("docid"))
+    else:
+        tie = np.arange(n)
+    order = np.lexsort((tie, -scores, codes))
+    grouped = codes[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    keep = np.zeros(n, dtype=bool)
+    keep[order[rank < max_docs]] = True
+    return keep
 
 
 def _docid_descending_key(docids: pa.ChunkedArray) -> np.ndarray:

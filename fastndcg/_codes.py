@@ -2,6 +2,10 @@
 
 Kernels take plain integers (no strings, no Python objects), so every option value that reaches
 a kernel is translated to one of these codes first.
+
+Numba freezes these values into the compiled kernels, and its cache only notices changes to
+``_kernels.py`` itself: after changing a value here, delete the ``*.nbi``/``*.nbc`` files of the
+cache (``tests/test_kernels_cache.py`` fails until then).
 """
 
 # How tied scores are ordered.
@@ -25,9 +29,6 @@ IDEAL_MAX = 3
 
 # Cutoff code for "the whole list".
 WHOLE_LIST = -1
-
-# Insertion-buffer selection is used when the number of items to select is at most this.
-SMALL_SELECT = 48
 
 # Integer grade levels at or below this count use histogram (counting) IDCG.
 MAX_HISTOGRAM_LEVELS = 256

@@ -34,9 +34,9 @@ from numba import njit, prange
 from fastndcg._codes import (
     GAIN_EXP2,
     GAIN_LINEAR,
+    IDEAL_GLOBAL,
     IDEAL_LOCAL,
     IDEAL_MAX,
-    SMALL_SELECT,
     TIE_AVERAGE,
     TIE_KEY,
     TIE_OPTIMISTIC,
@@ -48,7 +48,8 @@ from fastndcg._codes import (
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
-_MERGE_RUN = 16
+_MERGE_RUN = 32  # insertion-sorted runs before merging
+SMALL_SELECT = 128  # selections up to this size use an insertion buffer instead of a sort
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,15 +123,19 @@ def _gain(grade, gain_mode, gain_table):
 
 
 @njit(cache=True)
-def _select_by_score(buf, top, s, e, count, scores, score_code):
+def _select_by_score(buf, top, hist, s, e, count, scores, score_code, grades, grade_code):
     """Best ``count`` rows of ``s:e`` (``count < e - s``) into ``buf``/``top``, best first.
 
-    Returns the largest score left outside the selection, which tells whether the tie group
-    at the boundary may continue beyond it.
+    Ties keep row order. When ``hist`` is not empty, the same pass counts the integer grade
+    levels of all rows (for counting IDCG). Returns the score of the selection's last tie group
+    if a row outside the selection shares it (the group must then be completed), else NaN.
     """
+    counting = hist.size > 1
     for t in range(count):
         i = s + t
         x = _score_at(scores, score_code, i)
+        if counting:
+            hist[np.int64(_grade_at(grades, grade_code, i))] += 1
         p = t
         while p > 0 and x > top[p - 1]:
             buf[p] = buf[p - 1]
@@ -139,11 +144,17 @@ def _select_by_score(buf, top, s, e, count, scores, score_code):
         buf[p] = i
         top[p] = x
     threshold = top[count - 1]
-    outside = -np.inf
+    tied = np.nan
     for i in range(s + count, e):
+        if counting:
+            hist[np.int64(_grade_at(grades, grade_code, i))] += 1
         x = _score_at(scores, score_code, i)
-        if x > threshold:
-            outside = max(outside, threshold)  # the row falling out of the selection
+        if x >= threshold:
+            if x == threshold:  # stays outside, ties with the selection's last row
+                tied = threshold
+                continue
+            if count > 1 and top[count - 2] == threshold:
+                tied = threshold  # the row falling out ties with the one above it
             p = count - 1
             while p > 0 and x > top[p - 1]:
                 buf[p] = buf[p - 1]
@@ -152,9 +163,7 @@ def _select_by_score(buf, top, s, e, count, scores, score_code):
             buf[p] = i
             top[p] = x
             threshold = top[count - 1]
-        else:
-            outside = max(outside, x)
-    return outside
+    return tied
 
 
 @njit(cache=True)
@@ -427,12 +436,17 @@ def _ideal_prefix(
     level_order,
     level_gain,
     discount,
+    counted,
 ):
-    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of rows ``s:e``, for ``r <= count``."""
+    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of rows ``s:e``, for ``r <= count``.
+
+    ``counted``: the grade levels of these rows are already in ``hist``.
+    """
     prefix[0] = 0.0
     n_levels = level_order.size
     if n_levels > 0:
-        _count_levels(hist, s, e, grades, grade_code)
+        if not counted:
+            _count_levels(hist, s, e, grades, grade_code)
         pos = 0
         for lv in range(n_levels):
             level = level_order[lv]
@@ -561,8 +575,11 @@ def _score_chunk(
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)
     hist = np.zeros(4 * max(level_order.size, 1), dtype=np.int64)
+    no_hist = np.zeros(0, dtype=np.int64)
     fast_ties = tie_mode == TIE_AVERAGE or tie_mode == TIE_STABLE
     average = tie_mode == TIE_AVERAGE and not ranked
+    # with the list's own grades as ideal, the selection pass also counts grade levels
+    count_while_selecting = level_order.size > 0 and ideal_mode != IDEAL_GLOBAL
 
     for q in range(q0, q1):
         s = offsets[q]
@@ -570,17 +587,31 @@ def _score_chunk(
         n = e - s
         count = n if whole else min(k_max, n)
 
-        # 1. the best `count` rows, in rank order (and their scores in `top` for fast ties)
-        outside = -np.inf
+        # 1. the best `count` rows, in rank order (and their scores in `top` for fast ties);
+        #    `tied`: score of the last selected tie group when rows outside share it
+        tied = np.nan
+        counted = False
         if ranked:
             for t in range(count):
                 buf[t] = s + t
         elif fast_ties and count <= SMALL_SELECT and count < n:
-            outside = _select_by_score(buf, top, s, e, count, scores, score_code)
+            tied = _select_by_score(
+                buf,
+                top,
+                hist if count_while_selecting else no_hist,
+                s,
+                e,
+                count,
+                scores,
+                score_code,
+                grades,
+                grade_code,
+            )
+            counted = count_while_selecting
         elif fast_ties:
             _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code)
-            if count < n:
-                outside = top[count]
+            if count < n and top[count] == top[count - 1]:
+                tied = top[count]
         else:
             _rank_with_comparator(
                 buf,
@@ -610,7 +641,7 @@ def _score_chunk(
                     stop += 1
                 total = 0.0
                 size = stop - t
-                if stop == count and outside == level:
+                if stop == count and tied == level:
                     # rows with this score lie beyond the selection: take the whole group
                     size = 0
                     for i in range(s, e):
@@ -676,6 +707,7 @@ def _score_chunk(
                 level_order,
                 level_gain,
                 discount,
+                counted,
             )
             for j in range(n_cut):
                 cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
@@ -751,45 +783,97 @@ def score_queries(
 # input scans used by validation
 
 
+@njit(cache=True)
+def _scan_block(values, a, b, check):
+    """min, max, number of non-finite and of non-integral values of ``values[a:b]``.
+
+    Plain reductions without early exits, four independent min/max accumulators: the loop
+    runs at memory speed instead of waiting on one comparison chain.
+    """
+    lo0 = lo1 = lo2 = lo3 = np.inf
+    hi0 = hi1 = hi2 = hi3 = -np.inf
+    bad = 0
+    frac = 0
+    stop = a + (b - a) // 4 * 4
+    for i in range(a, stop, 4):
+        w = np.float64(values[i])
+        x = np.float64(values[i + 1])
+        y = np.float64(values[i + 2])
+        z = np.float64(values[i + 3])
+        lo0 = w if w < lo0 else lo0
+        lo1 = x if x < lo1 else lo1
+        lo2 = y if y < lo2 else lo2
+        lo3 = z if z < lo3 else lo3
+        hi0 = w if w > hi0 else hi0
+        hi1 = x if x > hi1 else hi1
+        hi2 = y if y > hi2 else hi2
+        hi3 = z if z > hi3 else hi3
+        if check:
+            bad += (not (abs(w) < np.inf)) + (not (abs(x) < np.inf))
+            bad += (not (abs(y) < np.inf)) + (not (abs(z) < np.inf))
+            frac += (
+                (w != np.floor(w)) + (x != np.floor(x)) + (y != np.floor(y)) + (z != np.floor(z))
+            )
+    for i in range(stop, b):
+        w = np.float64(values[i])
+        lo0 = w if w < lo0 else lo0
+        hi0 = w if w > hi0 else hi0
+        if check:
+            bad += not (abs(w) < np.inf)
+            frac += w != np.floor(w)
+    return min(min(lo0, lo1), min(lo2, lo3)), max(max(hi0, hi1), max(hi2, hi3)), bad, frac
+
+
+@njit(cache=True)
+def _first_row(values, a, b, want_nonfinite):
+    """First row of ``values[a:b]`` that is non-finite (or, if not asked, non-integral)."""
+    for i in range(a, b):
+        x = np.float64(values[i])
+        finite = abs(x) < np.inf
+        if (want_nonfinite and not finite) or (not want_nonfinite and finite and x != np.floor(x)):
+            return i
+    return -1
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def scan_values(values, code, float_input, n_chunks):
     """One pass over a column: (min, max, first non-finite row, first non-integral row).
 
-    Rows are -1 when there is none; min and max cover the finite values only.
+    ``values`` is a grade-views tuple with the column in slot ``code``. Rows are -1 when there
+    is none; min and max are only meaningful when every value is finite.
     """
     n = _length(values, code)
-    lows = np.full(n_chunks, np.inf)
-    highs = np.full(n_chunks, -np.inf)
-    bad_finite = np.full(n_chunks, -1, dtype=np.int64)
-    bad_integral = np.full(n_chunks, -1, dtype=np.int64)
+    lows = np.empty(n_chunks)
+    highs = np.empty(n_chunks)
+    bad = np.zeros(n_chunks, dtype=np.int64)
+    frac = np.zeros(n_chunks, dtype=np.int64)
     for c in prange(n_chunks):
         a = n * c // n_chunks
         b = n * (c + 1) // n_chunks
-        low = np.inf
-        high = -np.inf
-        first_bad = -1
-        first_frac = -1
-        for i in range(a, b):
-            x = _grade_at(values, code, i)
-            if float_input and not np.isfinite(x):
-                if first_bad < 0:
-                    first_bad = i
-                continue
-            low = min(low, x)
-            high = max(high, x)
-            if float_input and first_frac < 0 and x != np.floor(x):
-                first_frac = i
-        lows[c] = low
-        highs[c] = high
-        bad_finite[c] = first_bad
-        bad_integral[c] = first_frac
+        if code == 0:
+            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[0], a, b, float_input)
+        elif code == 1:
+            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[1], a, b, float_input)
+        elif code == 2:
+            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[2], a, b, False)
+        elif code == 3:
+            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[3], a, b, False)
+        elif code == 4:
+            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[4], a, b, False)
+        elif code == 5:
+            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[5], a, b, False)
+        else:
+            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[6], a, b, False)
     first_bad = -1
     first_frac = -1
-    for c in range(n_chunks):
-        if first_bad < 0:
-            first_bad = bad_finite[c]
-        if first_frac < 0:
-            first_frac = bad_integral[c]
+    if bad.sum() > 0:  # rare: locate the first offending row (float slots only)
+        first_bad = (
+            _first_row(values[0], 0, n, True) if code == 0 else _first_row(values[1], 0, n, True)
+        )
+    elif frac.sum() > 0:
+        first_frac = (
+            _first_row(values[0], 0, n, False) if code == 0 else _first_row(values[1], 0, n, False)
+        )
     return lows.min(), highs.max(), first_bad, first_frac
 
 
@@ -810,3 +894,21 @@ def run_starts(ids):
             out[r] = i
             r += 1
     return out
+
+
+@njit(cache=True)
+def compiled_codes():
+    """The integer codes as frozen into the compiled kernels (to detect a stale cache)."""
+    return (
+        TIE_AVERAGE,
+        TIE_STABLE,
+        TIE_PESSIMISTIC,
+        TIE_OPTIMISTIC,
+        TIE_RANDOM,
+        TIE_KEY,
+        GAIN_EXP2,
+        GAIN_LINEAR,
+        IDEAL_GLOBAL,
+        IDEAL_LOCAL,
+        IDEAL_MAX,
+    )

@@ -22,6 +22,8 @@ from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, views
 ENV_BACKEND = "FASTNDCG_BACKEND"
 _CHUNKS_PER_THREAD = 4
 _QUERY_COST_IN_ROWS = 8  # fixed per-query work, in row equivalents, when balancing chunks
+# Below this many rows a serial kernel runs: waking threads would cost more than it saves.
+PARALLEL_MIN_ROWS = 1 << 15
 
 
 @cache
@@ -96,8 +98,8 @@ def thread_limit(backend: str, n_threads: int | None) -> Iterator[None]:
 def chunk_bounds(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
     """Split queries into at most ``n_chunks`` runs of about equal work (rows plus a fixed cost)."""
     n_queries = offsets.size - 1
-    if n_queries == 0:
-        return np.zeros(1, dtype=np.int64)
+    if n_queries == 0 or n_chunks == 1:
+        return np.array([0, n_queries] if n_queries else [0], dtype=np.int64)
     cost = offsets + _QUERY_COST_IN_ROWS * np.arange(n_queries + 1)
     targets = np.linspace(0, cost[-1], n_chunks + 1)
     bounds = np.searchsorted(cost, targets, side="left").astype(np.int64)
@@ -123,10 +125,13 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
     scores, score_code = views(
         plan.scores if plan.scores is not None else plan.discount[:0], SCORE_DTYPES
     )
-    bounds = chunk_bounds(plan.offsets, numba.get_num_threads() * _CHUNKS_PER_THREAD)
+    threads = numba.get_num_threads()
+    parallel = threads > 1 and plan.offsets[-1] >= PARALLEL_MIN_ROWS
+    bounds = chunk_bounds(plan.offsets, threads * _CHUNKS_PER_THREAD if parallel else 1)
+    kernel = kernels.score_queries if parallel else kernels.score_queries_serial
     dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
     idcg = np.zeros_like(dcg)
-    kernels.score_queries(
+    kernel(
         bounds,
         plan.offsets,
         grades,

@@ -779,6 +779,66 @@ def score_queries(
         )
 
 
+@njit(cache=True, nogil=True)
+def score_queries_serial(
+    chunk_bounds,
+    offsets,
+    grades,
+    grade_code,
+    scores,
+    score_code,
+    ranked,
+    tie_mode,
+    tie_key,
+    seed,
+    gain_mode,
+    gain_table,
+    level_order,
+    level_gain,
+    discount,
+    discount_prefix,
+    cutoffs,
+    k_max,
+    ideal_mode,
+    ideal_offsets,
+    ideal_grades,
+    ideal_code,
+    max_gain,
+    dcg_out,
+    idcg_out,
+):
+    """:func:`score_queries` without the parallel machinery, for small inputs."""
+    for c in range(chunk_bounds.size - 1):
+        _score_chunk(
+            chunk_bounds[c],
+            chunk_bounds[c + 1],
+            offsets,
+            grades,
+            grade_code,
+            scores,
+            score_code,
+            ranked,
+            tie_mode,
+            tie_key,
+            seed,
+            gain_mode,
+            gain_table,
+            level_order,
+            level_gain,
+            discount,
+            discount_prefix,
+            cutoffs,
+            k_max,
+            ideal_mode,
+            ideal_offsets,
+            ideal_grades,
+            ideal_code,
+            max_gain,
+            dcg_out,
+            idcg_out,
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # input scans used by validation
 

@@ -149,15 +149,8 @@ class Discount:
 
     def table(self, length: int) -> np.ndarray:
         """Discounts of ranks 1..length as a float64 array (index 0 is rank 1)."""
-        ranks = np.arange(1, length + 1, dtype=np.float64)
-        if self.kind == "log2":
-            return 1.0 / np.log2(ranks + 1.0)
-        if self.kind == "jarvelin":
-            out = np.ones(length)
-            out[1:] = 1.0 / np.log2(ranks[1:])
-            return out
-        if self.kind == "reciprocal":
-            return 1.0 / ranks
+        if self.kind in DISCOUNT_NAMES:
+            return _named_discounts(self.kind, length)
         if self.kind == "array":
             assert self.array is not None
             if length > self.array.size:
@@ -179,6 +172,27 @@ class Discount:
                 f"got {out.shape}"
             )
         return out
+
+
+_DISCOUNT_CACHE: dict[str, np.ndarray] = {}
+
+
+def _named_discounts(kind: str, length: int) -> np.ndarray:
+    """Discounts of a named formula for ranks 1..length, from a growing read-only cache."""
+    cached = _DISCOUNT_CACHE.get(kind)
+    if cached is None or cached.size < length:
+        size = max(length, 1024, 0 if cached is None else 2 * cached.size)
+        ranks = np.arange(1, size + 1, dtype=np.float64)
+        if kind == "log2":
+            cached = 1.0 / np.log2(ranks + 1.0)
+        elif kind == "jarvelin":
+            cached = np.ones(size)
+            cached[1:] = 1.0 / np.log2(ranks[1:])
+        else:
+            cached = 1.0 / ranks
+        cached.flags.writeable = False
+        _DISCOUNT_CACHE[kind] = cached
+    return cached[:length]
 
 
 def parse_discount(discount: Any) -> Discount:

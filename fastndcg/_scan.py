@@ -12,6 +12,7 @@ import numpy as np
 
 _BLOCK = 1 << 20  # rows per NumPy block
 _SCAN_CHUNKS = 64
+_SMALL = 1 << 15  # shorter columns are scanned by NumPy: no thread wake-up
 
 # dtypes the kernels read without a copy, in the slot order of the kernels' view tuples
 GRADE_DTYPES = tuple(
@@ -40,16 +41,26 @@ class ColumnStats:
         return self.first_nonintegral < 0
 
 
+def _empty_readonly(dtype: np.dtype) -> np.ndarray:
+    array = np.empty(0, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
+# one shared empty read-only array per dtype fills the unused slots of every views tuple
+_EMPTY_SLOTS = {dtype: _empty_readonly(dtype) for dtype in GRADE_DTYPES}
+
+
 def views(values: np.ndarray, dtypes: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:
     """A tuple with one read-only array per dtype slot (``values`` in its slot), and the slot."""
     code = dtypes.index(values.dtype)
-    slots = []
-    for slot, dtype in enumerate(dtypes):
-        array = values if slot == code else np.empty(0, dtype=dtype)
-        view = array.view()
-        view.flags.writeable = False
-        slots.append(view)
-    return tuple(slots), code
+    if values.flags.writeable:
+        values = values.view()
+        values.flags.writeable = False
+    slots = tuple(
+        values if slot == code else _EMPTY_SLOTS[dtype] for slot, dtype in enumerate(dtypes)
+    )
+    return slots, code
 
 
 def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:
@@ -57,7 +68,7 @@ def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:
     is_float = values.dtype.kind == "f"
     if values.size == 0:
         return ColumnStats(np.inf, -np.inf, -1, -1)
-    if use_numba:
+    if use_numba and values.size >= _SMALL:
         from fastndcg._kernels import scan_values
 
         as_grades = values if values.dtype in GRADE_DTYPES else values.astype(np.float64)

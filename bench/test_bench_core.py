@@ -1,7 +1,9 @@
-"""fastndcg.ndcg at 1M queries against the floor and vectorised NumPy baselines.
+"""In-memory benchmarks of ``fastndcg.ndcg`` against the floor and NumPy baselines.
 
-Run: ``bash scripts/bench.sh`` (or ``pytest bench --benchmark-enable``). Compile time is kept out
-of every timing: each target runs once before it is measured.
+Run: ``bash scripts/bench.sh`` (pytest-benchmark; size with ``FASTNDCG_BENCH_QUERIES``).
+Compile time is kept out of every timing (each target runs once before it is measured), and
+each group contains the floor, so the relative column is the ratio to one streaming read of the
+same arrays measured in the same run.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from conftest import N_QUERIES
 
 import fastndcg
 
-BACKENDS = fastndcg.available_backends()
-GROUP = f"ndcg@10, {N_QUERIES:,} queries"
+NUMBA = "numba" in fastndcg.available_backends()
+needs_numba = pytest.mark.skipif(not NUMBA, reason="numba not installed")
 
 
 def measure(benchmark, func, *args, rounds=3, **kwargs):
@@ -22,33 +24,78 @@ def measure(benchmark, func, *args, rounds=3, **kwargs):
     return benchmark.pedantic(func, args=args, kwargs=kwargs, rounds=rounds, iterations=1)
 
 
-def test_floor(benchmark, data_f64):
-    benchmark.group = GROUP
-    _, grades, scores = data_f64
-    measure(benchmark, floor, grades, scores, rounds=5)
+def score(data, **options):
+    offsets, grades, scores = data
+    return fastndcg.ndcg(grades, scores, offsets=offsets, **options)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_fastndcg(benchmark, data_f64, backend):
-    benchmark.group = GROUP
-    offsets, grades, scores = data_f64
-    rounds = 3 if backend == "numba" else 1
-    result = measure(
-        benchmark,
-        fastndcg.ndcg,
-        grades,
-        scores,
-        offsets=offsets,
-        k=10,
-        backend=backend,
-        rounds=rounds,
-    )
-    assert 0.0 < float(result) < 1.0
+@pytest.mark.parametrize("what", ["floor", "k=10", "k=1,3,5,10,20,100", "k=None"])
+def test_cutoffs(benchmark, data, what):
+    benchmark.group = f"cutoffs ({N_QUERIES:,} queries)"
+    if what == "floor":
+        measure(benchmark, floor, data[1], data[2], rounds=5)
+        return
+    k = {"k=10": 10, "k=1,3,5,10,20,100": [1, 3, 5, 10, 20, 100], "k=None": None}[what]
+    result = measure(benchmark, score, data, k=k)
+    assert np.all((result.mean > 0) & (result.mean < 1))
 
 
-def test_numpy_lexsort(benchmark, data_f64):
-    benchmark.group = GROUP
-    offsets, grades, scores = data_f64
-    values = measure(benchmark, lexsort_ndcg, offsets, grades, scores, 10, rounds=1)
-    reference = fastndcg.ndcg(grades, scores, offsets=offsets, k=10, ties="stable")
-    np.testing.assert_allclose(values, reference.per_query[:, 0], rtol=1e-12)
+@pytest.mark.parametrize("ties", ["floor", "average", "stable", "pessimistic", "random"])
+def test_ties(benchmark, data, ties):
+    benchmark.group = f"ties, k=10 ({N_QUERIES:,} queries)"
+    if ties == "floor":
+        measure(benchmark, floor, data[1], data[2], rounds=5)
+        return
+    extra = {"seed": 1} if ties == "random" else {}
+    measure(benchmark, score, data, k=10, ties=ties, **extra)
+
+
+@needs_numba
+@pytest.mark.parametrize("threads", ["floor", 1, 2])
+def test_threads(benchmark, data, threads):
+    benchmark.group = f"threads, k=10 ({N_QUERIES:,} queries)"
+    if threads == "floor":
+        measure(benchmark, floor, data[1], data[2], rounds=5)
+        return
+    import numba
+
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip(f"only {numba.config.NUMBA_NUM_THREADS} threads here")
+    measure(benchmark, score, data, k=10, n_threads=threads)
+
+
+@needs_numba
+@pytest.mark.parametrize("threads", ["floor", 1, 2])
+def test_one_huge_query_among_small_ones(benchmark, one_huge_query, threads):
+    benchmark.group = "threads with one 1M-document query, k=10"
+    if threads == "floor":
+        measure(benchmark, floor, one_huge_query[1], one_huge_query[2], rounds=5)
+        return
+    import numba
+
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip(f"only {numba.config.NUMBA_NUM_THREADS} threads here")
+    measure(benchmark, score, one_huge_query, k=10, n_threads=threads)
+
+
+@pytest.mark.parametrize("dtypes", ["floor", "int8 grades, float32 scores"])
+def test_native_dtypes(benchmark, data_native, dtypes):
+    benchmark.group = f"native dtypes, k=10 ({N_QUERIES:,} queries)"
+    if dtypes == "floor":
+        measure(benchmark, floor, data_native[1], data_native[2], rounds=5)
+        return
+    measure(benchmark, score, data_native, k=10)
+
+
+@pytest.mark.parametrize("impl", ["floor", "fastndcg numpy backend", "numpy lexsort"])
+def test_numpy_backend_against_lexsort(benchmark, data_small, impl):
+    benchmark.group = f"NumPy implementations, k=10 ({len(data_small[0]) - 1:,} queries)"
+    offsets, grades, scores = data_small
+    if impl == "floor":
+        measure(benchmark, floor, grades, scores, rounds=5)
+    elif impl == "numpy lexsort":
+        values = measure(benchmark, lexsort_ndcg, offsets, grades, scores, 10, rounds=1)
+        expected = score(data_small, k=10, ties="stable", backend="numpy").per_query[:, 0]
+        np.testing.assert_allclose(values, expected, rtol=1e-12)
+    else:
+        measure(benchmark, score, data_small, k=10, backend="numpy", rounds=1)

@@ -14,10 +14,10 @@ falls in, so results are bit-identical for every thread count.
 
 Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for the whole list):
 
-1. rank the ``count = min(K, n)`` best rows: for ``ties`` ``"average"``/``"stable"`` an
-   insertion buffer of scores with a running threshold when ``count`` is small (one pass, almost
-   every row rejected by one comparison), otherwise a stable merge sort of (score, row) pairs;
-   other tie rules use the same two strategies with a full comparator;
+1. rank the ``count = min(K, n)`` best rows by score: an insertion buffer with a running
+   threshold when ``count`` is small (one pass, almost every row rejected by one comparison),
+   otherwise a stable merge sort of (score, row) pairs; the tie rule is consulted only when two
+   scores are equal;
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
    every row of a tie group carries the group's mean gain (a group cut by the selection is
    completed by a scan of the query, only when a row outside the selection ties with it);
@@ -119,56 +119,130 @@ def _gain(grade, gain_mode, gain_table):
 
 
 # ---------------------------------------------------------------------------------------------
-# ranking with ties "average" / "stable": score descending, then row ascending
+# ranking: score descending; equal scores ordered by the tie rule (rarely consulted)
 
 
 @njit(cache=True)
-def _select_by_score(buf, top, hist, s, e, count, scores, score_code, grades, grade_code):
+def _tie_before(i, j, grades, grade_code, tie_mode, tie_key, seed, gain_mode, gain_table):
+    """Whether row ``i`` goes before row ``j`` when their scores are equal."""
+    if tie_mode == TIE_PESSIMISTIC or tie_mode == TIE_OPTIMISTIC:
+        gi = _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
+        gj = _gain(_grade_at(grades, grade_code, j), gain_mode, gain_table)
+        if gi != gj:
+            return (gi < gj) if tie_mode == TIE_PESSIMISTIC else (gi > gj)
+    elif tie_mode == TIE_RANDOM:
+        ki = random_key(seed, i)
+        kj = random_key(seed, j)
+        if ki != kj:
+            return ki < kj
+    elif tie_mode == TIE_KEY:
+        if tie_key[i] != tie_key[j]:
+            return tie_key[i] < tie_key[j]
+    return i < j  # "stable" and "average": input order
+
+
+@njit(cache=True)
+def _select_by_score(
+    buf,
+    top,
+    hist,
+    s,
+    e,
+    count,
+    scores,
+    score_code,
+    grades,
+    grade_code,
+    tie_mode,
+    tie_key,
+    seed,
+    gain_mode,
+    gain_table,
+):
     """Best ``count`` rows of ``s:e`` (``count < e - s``) into ``buf``/``top``, best first.
 
-    Ties keep row order. When ``hist`` is not empty, the same pass counts the integer grade
-    levels of all rows (for counting IDCG). Returns the score of the selection's last tie group
-    if a row outside the selection shares it (the group must then be completed), else NaN.
+    An insertion buffer with a running threshold: almost every row is rejected by one
+    comparison. When ``hist`` is not empty, the same pass counts the integer grade levels of all
+    rows (for counting IDCG). Returns the score of the selection's last tie group if a row
+    outside the selection shares it (``ties="average"`` must then complete the group), else NaN.
     """
     counting = hist.size > 1
-    for t in range(count):
-        i = s + t
-        x = _score_at(scores, score_code, i)
+    threshold = -np.inf
+    tied = np.nan
+    for i in range(s, e):
         if counting:
             hist[np.int64(_grade_at(grades, grade_code, i))] += 1
-        p = t
-        while p > 0 and x > top[p - 1]:
+        x = _score_at(scores, score_code, i)
+        filled = i - s < count
+        if not filled and x <= threshold:
+            if x == threshold:
+                tied = threshold
+                if not _tie_before(
+                    i,
+                    buf[count - 1],
+                    grades,
+                    grade_code,
+                    tie_mode,
+                    tie_key,
+                    seed,
+                    gain_mode,
+                    gain_table,
+                ):
+                    continue
+            else:
+                continue
+        if filled:
+            p = i - s
+        else:
+            p = count - 1
+            if count > 1 and top[count - 2] == threshold:
+                tied = threshold  # the row falling out ties with the one above it
+        while p > 0 and (
+            x > top[p - 1]
+            or (
+                x == top[p - 1]
+                and _tie_before(
+                    i,
+                    buf[p - 1],
+                    grades,
+                    grade_code,
+                    tie_mode,
+                    tie_key,
+                    seed,
+                    gain_mode,
+                    gain_table,
+                )
+            )
+        ):
             buf[p] = buf[p - 1]
             top[p] = top[p - 1]
             p -= 1
         buf[p] = i
         top[p] = x
-    threshold = top[count - 1]
-    tied = np.nan
-    for i in range(s + count, e):
-        if counting:
-            hist[np.int64(_grade_at(grades, grade_code, i))] += 1
-        x = _score_at(scores, score_code, i)
-        if x >= threshold:
-            if x == threshold:  # stays outside, ties with the selection's last row
-                tied = threshold
-                continue
-            if count > 1 and top[count - 2] == threshold:
-                tied = threshold  # the row falling out ties with the one above it
-            p = count - 1
-            while p > 0 and x > top[p - 1]:
-                buf[p] = buf[p - 1]
-                top[p] = top[p - 1]
-                p -= 1
-            buf[p] = i
-            top[p] = x
+        if i - s >= count - 1:
             threshold = top[count - 1]
     return tied
 
 
 @njit(cache=True)
-def _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code):
-    """All rows of ``s:s+n`` into ``buf``/``top`` by score descending, stable (row ascending)."""
+def _sort_by_score(
+    buf,
+    top,
+    tmp_buf,
+    tmp_top,
+    s,
+    n,
+    scores,
+    score_code,
+    grades,
+    grade_code,
+    tie_mode,
+    tie_key,
+    seed,
+    gain_mode,
+    gain_table,
+):
+    """All rows of ``s:s+n`` into ``buf``/``top`` in rank order: a stable merge sort of pairs."""
     for t in range(n):
         buf[t] = s + t
         top[t] = _score_at(scores, score_code, s + t)
@@ -178,7 +252,23 @@ def _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code):
             x = top[t]
             i = buf[t]
             p = t
-            while p > a and x > top[p - 1]:
+            while p > a and (
+                x > top[p - 1]
+                or (
+                    x == top[p - 1]
+                    and _tie_before(
+                        i,
+                        buf[p - 1],
+                        grades,
+                        grade_code,
+                        tie_mode,
+                        tie_key,
+                        seed,
+                        gain_mode,
+                        gain_table,
+                    )
+                )
+            ):
                 top[p] = top[p - 1]
                 buf[p] = buf[p - 1]
                 p -= 1
@@ -195,7 +285,21 @@ def _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code):
             j = m
             o = a
             while i < m and j < b:
-                if src_top[j] > src_top[i]:  # strictly greater: equal scores keep row order
+                right_first = src_top[j] > src_top[i] or (
+                    src_top[j] == src_top[i]
+                    and _tie_before(
+                        src_buf[j],
+                        src_buf[i],
+                        grades,
+                        grade_code,
+                        tie_mode,
+                        tie_key,
+                        seed,
+                        gain_mode,
+                        gain_table,
+                    )
+                )
+                if right_first:
                     dst_top[o] = src_top[j]
                     dst_buf[o] = src_buf[j]
                     j += 1
@@ -220,162 +324,6 @@ def _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code):
     if passes % 2 == 1:  # the last merge pass wrote into the scratch arrays
         top[:n] = tmp_top[:n]
         buf[:n] = tmp_buf[:n]
-
-
-# ---------------------------------------------------------------------------------------------
-# ranking with the other tie rules: a full comparator
-
-
-@njit(cache=True)
-def _ahead(
-    i, j, scores, score_code, grades, grade_code, tie_mode, tie_key, seed, gain_mode, gain_table
-):
-    """True when row ``i`` ranks strictly before row ``j``."""
-    si = _score_at(scores, score_code, i)
-    sj = _score_at(scores, score_code, j)
-    if si != sj:
-        return si > sj
-    if tie_mode == TIE_PESSIMISTIC or tie_mode == TIE_OPTIMISTIC:
-        gi = _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
-        gj = _gain(_grade_at(grades, grade_code, j), gain_mode, gain_table)
-        if gi != gj:
-            return (gi < gj) if tie_mode == TIE_PESSIMISTIC else (gi > gj)
-    elif tie_mode == TIE_RANDOM:
-        ki = random_key(seed, i)
-        kj = random_key(seed, j)
-        if ki != kj:
-            return ki < kj
-    elif tie_mode == TIE_KEY:
-        if tie_key[i] != tie_key[j]:
-            return tie_key[i] < tie_key[j]
-    return i < j
-
-
-@njit(cache=True)
-def _rank_with_comparator(
-    buf,
-    tmp,
-    s,
-    e,
-    count,
-    scores,
-    score_code,
-    grades,
-    grade_code,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-):
-    """The ``count`` best rows of ``s:e`` into ``buf``, best first, under any tie rule."""
-    n = e - s
-    if count <= SMALL_SELECT and count < n:
-        filled = 0
-        for i in range(s, e):
-            if filled < count:
-                p = filled
-                filled += 1
-            elif _ahead(
-                i,
-                buf[count - 1],
-                scores,
-                score_code,
-                grades,
-                grade_code,
-                tie_mode,
-                tie_key,
-                seed,
-                gain_mode,
-                gain_table,
-            ):
-                p = count - 1
-            else:
-                continue
-            while p > 0 and _ahead(
-                i,
-                buf[p - 1],
-                scores,
-                score_code,
-                grades,
-                grade_code,
-                tie_mode,
-                tie_key,
-                seed,
-                gain_mode,
-                gain_table,
-            ):
-                buf[p] = buf[p - 1]
-                p -= 1
-            buf[p] = i
-        return
-    for t in range(n):
-        buf[t] = s + t
-    for a in range(0, n, _MERGE_RUN):
-        b = min(a + _MERGE_RUN, n)
-        for t in range(a + 1, b):
-            x = buf[t]
-            p = t
-            while p > a and _ahead(
-                x,
-                buf[p - 1],
-                scores,
-                score_code,
-                grades,
-                grade_code,
-                tie_mode,
-                tie_key,
-                seed,
-                gain_mode,
-                gain_table,
-            ):
-                buf[p] = buf[p - 1]
-                p -= 1
-            buf[p] = x
-    src = buf
-    dst = tmp
-    width = _MERGE_RUN
-    passes = 0
-    while width < n:
-        for a in range(0, n, 2 * width):
-            m = min(a + width, n)
-            b = min(a + 2 * width, n)
-            i = a
-            j = m
-            o = a
-            while i < m and j < b:
-                if _ahead(
-                    src[j],
-                    src[i],
-                    scores,
-                    score_code,
-                    grades,
-                    grade_code,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
-                ):
-                    dst[o] = src[j]
-                    j += 1
-                else:
-                    dst[o] = src[i]
-                    i += 1
-                o += 1
-            while i < m:
-                dst[o] = src[i]
-                i += 1
-                o += 1
-            while j < b:
-                dst[o] = src[j]
-                j += 1
-                o += 1
-        src, dst = dst, src
-        width *= 2
-        passes += 1
-    if passes % 2 == 1:
-        buf[:n] = tmp[:n]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -576,7 +524,6 @@ def _score_chunk(
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)
     hist = np.zeros(4 * max(level_order.size, 1), dtype=np.int64)
     no_hist = np.zeros(0, dtype=np.int64)
-    fast_ties = tie_mode == TIE_AVERAGE or tie_mode == TIE_STABLE
     average = tie_mode == TIE_AVERAGE and not ranked
     # with the list's own grades as ideal, the selection pass also counts grade levels
     count_while_selecting = level_order.size > 0 and ideal_mode != IDEAL_GLOBAL
@@ -587,35 +534,18 @@ def _score_chunk(
         n = e - s
         count = n if whole else min(k_max, n)
 
-        # 1. the best `count` rows, in rank order (and their scores in `top` for fast ties);
-        #    `tied`: score of the last selected tie group when rows outside share it
+        # 1. the best `count` rows in rank order, their scores in `top`; `tied`: score of the
+        #    last selected tie group when rows outside the selection share it
         tied = np.nan
         counted = False
         if ranked:
             for t in range(count):
                 buf[t] = s + t
-        elif fast_ties and count <= SMALL_SELECT and count < n:
+        elif count <= SMALL_SELECT and count < n:
             tied = _select_by_score(
                 buf,
                 top,
                 hist if count_while_selecting else no_hist,
-                s,
-                e,
-                count,
-                scores,
-                score_code,
-                grades,
-                grade_code,
-            )
-            counted = count_while_selecting
-        elif fast_ties:
-            _sort_by_score(buf, top, tmp_buf, tmp_top, s, n, scores, score_code)
-            if count < n and top[count] == top[count - 1]:
-                tied = top[count]
-        else:
-            _rank_with_comparator(
-                buf,
-                tmp_buf,
                 s,
                 e,
                 count,
@@ -629,6 +559,27 @@ def _score_chunk(
                 gain_mode,
                 gain_table,
             )
+            counted = count_while_selecting
+        else:
+            _sort_by_score(
+                buf,
+                top,
+                tmp_buf,
+                tmp_top,
+                s,
+                n,
+                scores,
+                score_code,
+                grades,
+                grade_code,
+                tie_mode,
+                tie_key,
+                seed,
+                gain_mode,
+                gain_table,
+            )
+            if count < n and top[count] == top[count - 1]:
+                tied = top[count]
 
         # 2. prefix sums of discounted gains (tie groups carry their mean gain)
         prefix[0] = 0.0

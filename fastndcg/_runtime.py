@@ -19,16 +19,22 @@ def warmup() -> float:
     workers or timing anything. Without numba it returns at once.
     """
     from fastndcg._api import ndcg
-    from fastndcg._backends import numba_available
+    from fastndcg._backends import PARALLEL_MIN_ROWS, numba_available
 
     start = time.perf_counter()
     if not numba_available():
         return 0.0
-    grades = np.array([1, 0, 2], dtype=np.int64)
-    scores = np.array([0.3, 0.2, 0.1])
-    for qid in (np.array([1, 1, 2]), np.array([1.0, 1.0, 2.0]), np.array([1, 1, 2], np.int32)):
-        ndcg(grades, scores, qid=qid, k=[1, None], backend="numba")
-    ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend="numba")
+    # small inputs take the serial kernel, large ones the parallel kernel and scans
+    for rows in (6, PARALLEL_MIN_ROWS):
+        grades = np.arange(rows, dtype=np.int64) % 3
+        scores = np.linspace(1.0, 0.0, rows)
+        for qid in (
+            np.arange(rows) // 3,
+            np.arange(rows) // 3.0,
+            (np.arange(rows) // 3).astype(np.int32),
+        ):
+            ndcg(grades, scores, qid=qid, k=[1, None], backend="numba")
+        ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend="numba")
     return time.perf_counter() - start
 
 

@@ -1,0 +1,210 @@
+"""File benchmarks: ndcg_parquet against reading the columns, ndcg_run against parsing the files.
+
+Measured in one run on the same files (ratios, because the machines are shared and noisy):
+
+- Parquet: ``fastndcg.ndcg_parquet`` (streaming, k=10) against ``pyarrow`` reading the same
+  three columns batch by batch (the floor for any file-based scorer), on a file of ``--rows``.
+- TREC: ``fastndcg.ndcg_run`` (k=10) against parsing the run and qrels with ``pyarrow.csv``
+  alone, and against ``pytrec_eval`` end to end (parsing the same files into its dicts in Python,
+  then evaluating ``ndcg_cut_10``) on ``--trec-queries`` queries with a budget.
+
+Usage: ``python scripts/bench_files.py --rows 100000000 --trec-queries 1000000``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+import fastndcg
+from fastndcg.synthetic import make_synthetic
+
+
+def best_of(func, repeat):
+    """Minimum wall time of ``repeat`` calls after one untimed call, and the last result."""
+    result = func()  # imports, compiled kernels, thread pools and the OS file cache are warm
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = func()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def write_parquet(path: Path, rows: int, seed: int) -> int:
+    """Write ``rows`` (about) query-grouped rows in row groups; return the exact row count."""
+    written = 0
+    writer = None
+    piece = 0
+    while written < rows:
+        data = make_synthetic(min(200_000, max(1, (rows - written) // 100)), seed=seed + piece)
+        qid = data.qid() + written  # unique and increasing across pieces
+        table = pa.table({"qid": qid, "grade": data.grades, "score": data.scores})
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table, row_group_size=1 << 20)
+        written += table.num_rows
+        piece += 1
+    writer.close()
+    return written
+
+
+def read_columns(path: Path, batch_rows: int) -> int:
+    rows = 0
+    for batch in pq.ParquetFile(path).iter_batches(
+        batch_size=batch_rows, columns=["qid", "grade", "score"]
+    ):
+        rows += batch.num_rows
+    return rows
+
+
+def write_trec(folder: Path, queries: int, seed: int) -> tuple[Path, Path, int]:
+    """A run (every document, score order irrelevant) and qrels (the documents with grade > 0)."""
+    data = make_synthetic(queries, seed=seed)
+    position = np.arange(data.n_rows) - np.repeat(data.offsets[:-1], np.diff(data.offsets))
+    qid = pa.array(data.qid()).cast(pa.string())
+    docid = pc.binary_join_element_wise("d", pa.array(position).cast(pa.string()), "")
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    run = pa.table(
+        {
+            "qid": qid,
+            "q0": pa.array(np.full(data.n_rows, "Q0")),
+            "docid": docid,
+            "rank": pa.array(position + 1),
+            "score": pa.array(data.scores.astype(np.float64)),
+            "tag": pa.array(np.full(data.n_rows, "bench")),
+        }
+    )
+    judged = pa.array(data.grades > 0)
+    qrels = pa.table(
+        {
+            "qid": qid.filter(judged),
+            "iteration": pa.array(np.zeros(int(np.sum(data.grades > 0)), dtype=np.int64)),
+            "docid": docid.filter(judged),
+            "grade": pa.array(data.grades[data.grades > 0].astype(np.int64)),
+        }
+    )
+    run_path, qrels_path = folder / "bench.run", folder / "bench.qrels"
+    pacsv.write_csv(run, run_path, options)
+    pacsv.write_csv(qrels, qrels_path, options)
+    return run_path, qrels_path, data.n_rows
+
+
+def parse_trec(run_path: Path, qrels_path: Path) -> int:
+    """pyarrow's CSV reader on both files: the floor for any TREC-file scorer."""
+    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False)
+    run = pacsv.read_csv(
+        run_path, read_options=pacsv.ReadOptions(column_names=list("abcdef")), parse_options=parse
+    )
+    qrels = pacsv.read_csv(
+        qrels_path, read_options=pacsv.ReadOptions(column_names=list("abcd")), parse_options=parse
+    )
+    return run.num_rows + qrels.num_rows
+
+
+def pytrec_eval_end_to_end(run_path: Path, qrels_path: Path, k: int) -> dict:
+    import pytrec_eval
+
+    qrels: dict = {}
+    with qrels_path.open() as f:
+        for line in f:
+            qid, _, doc, grade = line.split()
+            qrels.setdefault(qid, {})[doc] = int(grade)
+    run: dict = {}
+    with run_path.open() as f:
+        for line in f:
+            qid, _, doc, _, score, _ = line.split()
+            run.setdefault(qid, {})[doc] = float(score)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {f"ndcg_cut.{k}"})
+    return evaluator.evaluate(run)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=20_000_000, help="rows of the Parquet file")
+    parser.add_argument(
+        "--trec-queries", type=int, default=100_000, help="queries of the TREC files"
+    )
+    parser.add_argument(
+        "--pytrec-queries", type=int, default=20_000, help="queries for pytrec_eval (slow)"
+    )
+    parser.add_argument("--batch-rows", type=int, default=1 << 17)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--dir", default=None, help="where to write the files (default: a temp dir)"
+    )
+    args = parser.parse_args()
+
+    fastndcg.warmup()
+    folder = Path(args.dir or tempfile.mkdtemp(prefix="fastndcg-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+        f"Python {platform.python_version()}, pyarrow {pa.__version__}, fastndcg {fastndcg.__version__}",
+        "",
+        "| task | seconds | relative | rows/s |",
+        "|---|---|---|---|",
+    ]
+
+    parquet = folder / "bench.parquet"
+    rows = write_parquet(parquet, args.rows, seed=0)
+    read_time, _ = best_of(lambda: read_columns(parquet, args.batch_rows), args.repeat)
+    score_time, result = best_of(
+        lambda: fastndcg.ndcg_parquet(parquet, k=10, batch_rows=args.batch_rows, progress=False),
+        args.repeat,
+    )
+    lines += [
+        f"| pyarrow: read the 3 columns of {rows:,} rows | {read_time:.2f} | 1.00 | {rows / read_time:,.0f} |",
+        f"| fastndcg.ndcg_parquet, k=10 ({result.n_queries:,} queries) | {score_time:.2f} | "
+        f"{score_time / read_time:.2f} | {rows / score_time:,.0f} |",
+    ]
+
+    run_path, qrels_path, run_rows = write_trec(folder, args.trec_queries, seed=1)
+    parse_time, _ = best_of(lambda: parse_trec(run_path, qrels_path), args.repeat)
+    trec_time, trec_result = best_of(
+        lambda: fastndcg.ndcg_run(
+            qrels_path, run_path, k=10, gain="linear", ties="docid_desc", zero_idcg="zero"
+        ),
+        args.repeat,
+    )
+    lines += [
+        f"| pyarrow.csv: parse run ({run_rows:,} rows) and qrels | {parse_time:.2f} | 1.00 | {run_rows / parse_time:,.0f} |",
+        f"| fastndcg.ndcg_run, k=10 ({trec_result.n_queries:,} queries) | {trec_time:.2f} | "
+        f"{trec_time / parse_time:.2f} | {run_rows / trec_time:,.0f} |",
+    ]
+    try:
+        import pytrec_eval  # noqa: F401
+    except ImportError:
+        lines.append("| pytrec_eval | not installed | | |")
+    else:
+        small = folder / "small"
+        small.mkdir(exist_ok=True)
+        small_run, small_qrels, small_rows = write_trec(small, args.pytrec_queries, seed=2)
+        ours, _ = best_of(
+            lambda: fastndcg.ndcg_run(
+                small_qrels, small_run, k=10, gain="linear", ties="docid_desc"
+            ),
+            1,
+        )
+        theirs, _ = best_of(lambda: pytrec_eval_end_to_end(small_run, small_qrels, 10), 1)
+        lines += [
+            f"| fastndcg.ndcg_run on {args.pytrec_queries:,} queries ({small_rows:,} rows) | {ours:.2f} | 1.00 | {small_rows / ours:,.0f} |",
+            f"| pytrec_eval end to end, same files | {theirs:.2f} | {theirs / ours:.1f} | {small_rows / theirs:,.0f} |",
+        ]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

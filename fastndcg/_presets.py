@@ -18,7 +18,8 @@ without a preset:
 
   - ``"lightgbm"``: :math:`\big(\sum_{q \notin Z} w_q v_q + \sum_{q \in Z} v_q\big) /
     \sum_q w_q` (a query without relevant items adds its value unweighted);
-  - ``"xgboost"``: the same, capped at 1;
+  - ``"xgboost"``: the same with weights rounded to float32 as XGBoost holds them, capped at
+    1; above :math:`1 + 10^{-6}` XGBoost stops with an error, and so does this rule;
   - ``"keras_rs"``: :math:`\sum_q \omega_q v_q / \sum_q \omega_q` with keras-rs's list
     weights :math:`\omega_q = \sum_i w_i G_i / \sum_i G_i` (item weights :math:`w_i`, gains
     :math:`G_i`); a list without gain gets the mean weight of the lists with gain (1 if
@@ -47,6 +48,7 @@ from fastndcg._result import NDCGResult
 TOOL_AGGREGATES = ("lightgbm", "xgboost", "keras_rs")
 RUN_ONLY = ("missing", "judged_only", "max_docs")  # options only fastndcg.ndcg_run takes
 IDEAL_DATA = ("ideal_grades", "ideal_qid", "ideal_offsets")
+_XGBOOST_EPS = 1e-6  # XGBoost's kRtEps: a mean above 1 + this is an error, up to it capped at 1
 EXP2_TABLE = tuple(float(2**g - 1) for g in range(31))  # LightGBM's default label_gain
 
 
@@ -152,7 +154,15 @@ _REGISTRY = (
     Preset(
         "sklearn",
         "scikit-learn ndcg_score",
-        dict(_LIST, k=None, gain="linear", ties="average", zero_idcg="zero", aggregate="mean"),
+        dict(
+            _LIST,
+            k=None,
+            gain="linear",
+            ties="average",
+            zero_idcg="zero",
+            aggregate="mean",
+            score_dtype="float64",
+        ),
         "k: k; sample_weight: weights; fastndcg.ndcg_score is a drop-in with ignore_ties",
         "per query and mean at 1e-12",
     ),
@@ -199,6 +209,7 @@ _REGISTRY = (
             ties="stable",
             zero_idcg="one",
             aggregate="lightgbm",
+            score_dtype="float64",
         ),
         "eval_at: k; label_gain: gain=[...]",
         "per query and mean at 1e-12",
@@ -304,10 +315,11 @@ class _Rules:
     decimals: int | None
     weights: Any
     list_weights: np.ndarray | None = None
+    shown: dict[str, Any] = field(default_factory=dict)
 
     def finish(self, result: NDCGResult) -> NDCGResult:
         """Round, re-aggregate and label ``result`` as the rules say."""
-        shown = dict(result.options)
+        shown = {**result.options, **self.shown}
         if self.preset is not None:
             shown = {"preset": self.preset, **shown}
         if self.aggregate in AGGREGATES and self.decimals is None:
@@ -371,12 +383,17 @@ def resolve(
     list_weights = None
     if aggregate == "keras_rs" and entry == "ndcg":
         args, options, list_weights = _keras_items(args, options)
+    shown = {}
+    if entry == "ndcg_run":  # the run's query-set rules, so results show what was applied
+        shown["missing"] = options.get("missing", "zero")
+        shown.update({name: options[name] for name in RUN_ONLY[1:] if options.get(name)})
     rules = _Rules(
         preset=None if chosen is None else chosen.name,
         aggregate=aggregate,
         decimals=None if decimals is None else int(decimals),
         weights=options.get("weights"),
         list_weights=list_weights,
+        shown=shown,
     )
     return args, options, rules
 
@@ -450,6 +467,8 @@ def tool_mean(
         out = np.zeros(n_cutoffs)
         np.divide((lw * values).sum(axis=0), total, out=out, where=total > 0)
         return out
+    if rule == "xgboost":  # XGBoost holds group weights as float32
+        w = w.astype(np.float32).astype(np.float64)
     wc = np.where(counted, w[:, None], 0.0)
     denominator = wc.sum(axis=0)
     if rule == "mean":
@@ -459,7 +478,16 @@ def tool_mean(
         numerator = np.where(empty, values, wc * values).sum(axis=0)
     mean = np.full(n_cutoffs, np.nan)
     np.divide(numerator, denominator, out=mean, where=denominator > 0)
-    return np.minimum(mean, 1.0) if rule == "xgboost" else mean
+    if rule != "xgboost":
+        return mean
+    over = np.flatnonzero(mean > 1.0 + _XGBOOST_EPS)
+    if over.size:
+        raise ValueError(
+            f"aggregate='xgboost': the weighted mean is {mean[over[0]]:.6g} > 1 (queries without "
+            "relevant items add their value unweighted), and XGBoost stops with 'Invalid output "
+            "score, might be caused by invalid query group weight'; use aggregate='mean'"
+        )
+    return np.minimum(mean, 1.0)
 
 
 def keras_list_weights(

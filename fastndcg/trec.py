@@ -163,13 +163,14 @@ def ndcg_run(
     ----------
     qrels : path or table
         Judgments: a TREC qrels file (``qid 0 docid grade``) or a table with ``qid``, ``docid``,
-        ``grade`` columns. A negative grade means "judged, not relevant": gain 0 and not part of
-        the ideal ranking.
+        ``grade`` columns. A negative grade means "in the pool but not judged" (as in trec_eval):
+        gain 0, not part of the ideal ranking, and removed by ``judged_only``.
     run : path or table
         A TREC run file (``qid Q0 docid rank score tag``) or a table with ``qid``, ``docid``,
         ``score`` columns. Documents are ranked by score; the rank column is ignored.
     judged_only : bool, default=False
-        Remove documents without a judgment before ranking (otherwise they get grade 0).
+        Remove documents without a judgment (a grade >= 0) before ranking, as trec_eval's ``-J``
+        does (otherwise they get grade 0).
     missing : {"zero", "skip", "error"}, default="zero"
         What a judged query absent from the run gets: an empty ranking (NDCG 0, or the
         ``zero_idcg`` rule when it has no relevant judgment), nothing (left out), or an error.
@@ -227,9 +228,15 @@ def ndcg_run(
     kept = run_table.filter(pa.array(keep))
     grades = grade_of_row[keep]
     tie_key = _docid_descending_key(kept.column("docid")) if engine.ties == "docid_desc" else None
+    # judged run queries left without documents (judged_only) are scored as empty rankings
+    evaluated = pc.filter(run_queries, pc.is_in(run_queries, value_set=judged_queries))
+    emptied = pc.filter(
+        evaluated, pc.invert(pc.is_in(evaluated, value_set=pc.unique(kept.column("qid"))))
+    )
+    empty = pa.concat_arrays([emptied, absent]) if missing == "zero" else emptied
 
     with engine.threads():
-        layout = _run_layout(kept, grades, absent if missing == "zero" else None, engine.use_numba)
+        layout = _run_layout(kept, grades, empty, engine.use_numba)
         if tie_key is not None and layout.row_order is not None:
             tie_key = tie_key[layout.row_order]
         judgments = None
@@ -248,15 +255,19 @@ def ndcg_run(
 
 
 def _join_grades(run: pa.Table, qrels: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """Grade of every run row (0 if unjudged, negative judgments clipped to 0); judged or not."""
+    """Grade of every run row (0 if unjudged, negative grades clipped to 0), and judged or not.
+
+    Judged means a grade >= 0: trec_eval counts a negative grade as "in the pool, not judged".
+    """
     rows = pa.array(np.arange(run.num_rows, dtype=np.int64))
     left = pa.table([run.column("qid"), run.column("docid"), rows], names=["qid", "docid", "row"])
     joined = left.join(qrels, keys=["qid", "docid"], join_type="inner")
     where = joined.column("row").to_numpy()
+    labels = joined.column("grade").to_numpy()
     grades = np.zeros(run.num_rows)
-    grades[where] = np.maximum(joined.column("grade").to_numpy(), 0.0)
+    grades[where] = np.maximum(labels, 0.0)
     judged = np.zeros(run.num_rows, dtype=bool)
-    judged[where] = True
+    judged[where] = labels >= 0
     return grades, judged
 
 
@@ -300,15 +311,13 @@ def _docid_descending_key(docids: pa.ChunkedArray) -> np.ndarray:
     return key
 
 
-def _run_layout(
-    run: pa.Table, grades: np.ndarray, absent: pa.Array | None, use_numba: bool
-) -> Layout:
-    """Layout of the run grouped by query; judged queries absent from the run as empty lists."""
+def _run_layout(run: pa.Table, grades: np.ndarray, empty: pa.Array, use_numba: bool) -> Layout:
+    """Layout of the run grouped by query, then the queries in ``empty`` as empty lists."""
     offsets, ids, order = group_column(run.column("qid"), "qid", use_numba)
     query_ids = ids_to_numpy(ids)
-    if absent is not None and len(absent):
-        offsets = np.concatenate([offsets, np.full(len(absent), offsets[-1])])
-        query_ids = np.concatenate([query_ids, ids_to_numpy(absent)])
+    if len(empty):
+        offsets = np.concatenate([offsets, np.full(len(empty), offsets[-1])])
+        query_ids = np.concatenate([query_ids, ids_to_numpy(empty)])
     scores = as_score_vector(run.column("score").to_numpy(), "scores")
     return finish_layout(
         offsets,

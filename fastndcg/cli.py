@@ -18,6 +18,7 @@ from fastndcg._engine import SCORE_DTYPES
 from fastndcg._options import AGGREGATES, DISCOUNT_NAMES, GAIN_NAMES, IDEALS, TIES, ZERO_IDCG
 from fastndcg._presets import PRESETS, TOOL_AGGREGATES
 from fastndcg._result import NDCGResult, cutoff_label
+from fastndcg._scaleout import ENGINES
 
 FORMATS = ("table", "json", "csv")
 
@@ -176,6 +177,24 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         default="stream",
         help="Parquet: stream query-grouped files, or group in memory",
     )
+    score.add_argument(
+        "--engine",
+        choices=("local", *ENGINES),
+        default="local",
+        help="Parquet: score in this process, on a Dask cluster, or with Spark",
+    )
+    score.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="--engine dask: scheduler address (default: a local cluster); --engine spark: "
+        "master URL (default: local[*]; sc://host:port for Spark Connect)",
+    )
+    score.add_argument(
+        "--colocated",
+        action="store_true",
+        help="--engine dask|spark: every file holds whole queries, so skip the shuffle (checked)",
+    )
     progress = score.add_mutually_exclusive_group()
     progress.add_argument(
         "--progress",
@@ -273,6 +292,10 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, tuple[Any, ...], dic
 def _score_sources(args: argparse.Namespace, given: set[str]) -> list[tuple[str, NDCGResult]]:
     import fastndcg
 
+    if args.engine != "local":
+        return _score_on_engine(args, given)
+    if args.cluster or args.colocated:
+        raise InputError("--cluster and --colocated go with --engine dask or --engine spark")
     results = []
     for source, entry, inputs, data in _jobs(args):
         options = _options(args, given, trec=entry == "ndcg_run")
@@ -286,6 +309,8 @@ def _compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str
 
     if args.per_query:
         raise InputError("--per-query writes one definition's values; drop --compare-presets")
+    if args.engine != "local":
+        raise InputError("--compare-presets scores in this process; drop --engine")
     rows = []
     for source, entry, inputs, data in _jobs(args):
         options = _options(args, given, trec=entry == "ndcg_run")
@@ -304,6 +329,28 @@ def _compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str
         shown = comparison.shown_rows() if args.format == "table" else comparison.rows
         rows.extend({"source": source, **row} for row in shown)
     return rows
+
+
+def _score_on_engine(args: argparse.Namespace, given: set[str]) -> list[tuple[str, Any]]:
+    """Parquet predictions scored on Dask or Spark (``--engine``): aggregates, not per query."""
+    from fastndcg._scaleout import score_on_engine
+
+    if args.qrels or args.run:
+        raise InputError(f"--engine {args.engine} scores Parquet predictions, not TREC runs")
+    if not args.predictions:
+        raise InputError("nothing to score: give a Parquet file or directory")
+    if args.per_query:
+        raise InputError(
+            f"--per-query is not available with --engine {args.engine}: per-query results stay "
+            f"on the cluster; write fastndcg.{args.engine}.per_query(...) to Parquet from Python"
+        )
+    options = _options(args, given, trec=False)
+    columns = dict(qid=args.qid, grade=args.grade, score=args.score or None)
+    where = dict(cluster=args.cluster, colocated=args.colocated)
+    return [
+        (source, score_on_engine(args.engine, source, **where, **columns, **options))
+        for source in args.predictions
+    ]
 
 
 def _read_delimited(path: Path) -> Any:

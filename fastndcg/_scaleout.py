@@ -1,0 +1,461 @@
+"""What the Dask and Spark adapters share: the job every task runs, and decomposable totals.
+
+A :class:`Job` is the checked, picklable description of one distributed computation. The client
+builds it once (every option is checked there, before any task starts); each task turns it into
+a :class:`~fastndcg.stream.StreamScorer` with its own thread limit and scores either a whole
+partition held in memory (Dask) or a stream of Arrow batches carrying split queries over (Spark).
+:class:`Totals` are the per-partition sums the aggregate is made of: added in any order, they
+give the single-machine mean to rounding.
+
+Neither engine is imported here: this module is what both adapters, and the command line,
+import.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fastndcg._options import choose, plain
+from fastndcg._presets import TOOL_AGGREGATES, resolve, round_half_even, tool_mean
+from fastndcg._result import cutoff_label
+from fastndcg.stream import StreamScorer
+
+ENGINES = ("dask", "spark")
+VALIDATIONS = ("ranges", "exact")
+# Tie rules whose result does not depend on the order of the rows inside a query.
+ORDER_FREE_TIES = ("average", "pessimistic", "optimistic")
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import ``module`` for ``fastndcg.<extra>``, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"fastndcg.{extra} needs {module}, which cannot be imported ({exc}); install it with "
+            f"pip install 'fastndcg[{extra}]'"
+        ) from exc
+
+
+def _type_fault(kind: pa.DataType, role: str) -> str | None:
+    """Why a column of Arrow type ``kind`` cannot be the ``role`` column (None if it can)."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if role == "qid":
+        if pa.types.is_nested(kind) or pa.types.is_null(kind):
+            return "query ids must be numbers or strings"
+        return None
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        return None
+    return f"{role}s must be numeric"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One distributed NDCG computation: column names and checked options.
+
+    Build it with :meth:`create` in the client; tasks call :meth:`score_table` (a whole
+    partition in memory) or :meth:`score_stream` (Arrow batches grouped by query).
+    """
+
+    qid: str
+    grade: str
+    score: str | None
+    options: dict[str, Any]  # of StreamScorer, the backend resolved
+    n_threads: int | None
+    cutoffs: tuple[int | None, ...]
+    aggregate: str  # "mean", "ratio" or a tool's rule (see fastndcg._presets)
+    decimals: int | None = None  # per-query NDCG rounded to this many decimals
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        qid: str,
+        grade: str,
+        score: str | None,
+        n_threads: int | None,
+        options: dict[str, Any],
+        keeps_order: bool,
+        order_hint: str,
+        k: Any = None,
+    ) -> Job:
+        """Check every option now, in the client, before any task runs.
+
+        ``options`` are those of :func:`fastndcg.ndcg` as streaming takes them, with
+        ``preset=`` and ``decimals=`` resolved as :func:`fastndcg.ndcg_parquet` resolves them;
+        ``k=None`` means the whole list, or the preset's cutoffs.
+        ``keeps_order`` says whether the rows of a query reach the scorer in their input order;
+        when they do not, order-dependent rules (``ties="stable"``, ranked input without scores)
+        are refused with ``order_hint`` as the way out. ``ties="random"`` is always refused: its
+        keys come from row positions in the whole input, which a partitioned DataFrame lacks.
+        """
+        for name, role in ((qid, "qid"), (grade, "grade"), (score, "score")):
+            if not isinstance(name, str) and not (role == "score" and name is None):
+                raise TypeError(f"{role}= must be a column name (str); got {name!r}")
+        if n_threads is not None and (
+            isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1
+        ):
+            raise ValueError(f"n_threads must be a positive int or None; got {n_threads!r}")
+        options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
+        _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
+        engine = StreamScorer(qid=qid, grade=grade, score=score, **options).engine
+        if engine.ties == "random":
+            raise ValueError(
+                "ties='random' keys every tie on the row's position in the whole input, which a "
+                "partitioned DataFrame does not define; use ties='average', the exact expected "
+                "value over random tie orders"
+            )
+        if not keeps_order:
+            if score is None:
+                raise ValueError(
+                    "score=None means rows come in ranked order, which is lost here; pass the "
+                    f"score column, or {order_hint}"
+                )
+            if engine.ties not in ORDER_FREE_TIES:
+                raise ValueError(
+                    f"ties={engine.ties!r} depends on the order of rows inside a query, which is "
+                    f"lost here; use one of {', '.join(map(repr, ORDER_FREE_TIES))}, or "
+                    f"{order_hint}"
+                )
+        options = {**options, "backend": engine.backend}  # workers run what the client chose
+        return cls(
+            qid, grade, score, options, n_threads, engine.cutoffs, rules.aggregate, rules.decimals
+        )
+
+    def __dask_tokenize__(self) -> tuple[str, str]:
+        # options may hold callables that Dask cannot hash deterministically
+        return (type(self).__name__, self.token)
+
+    @property
+    def columns(self) -> list[str]:
+        """The input columns a task reads."""
+        return [c for c in (self.qid, self.grade, self.score) if c is not None]
+
+    def check_schema(self, schema: pa.Schema, fix: str) -> None:
+        """Refuse, in the client, input columns of a type the scorer cannot read."""
+        for name, role in zip(self.columns, ("qid", "grade", "score"), strict=False):
+            kind = schema.field(name).type
+            fault = _type_fault(kind, role)
+            if fault:
+                raise TypeError(
+                    f"column {name!r} ({role}) has type {kind}, but {fault}; {fix.format(name)}"
+                )
+
+    def scorer(self) -> StreamScorer:
+        """A fresh scorer for one task, limited to ``n_threads`` Numba threads.
+
+        The limit is applied with ``numba.set_num_threads`` for each batch (never through the
+        environment) and capped at the worker's pool size, ``NUMBA_NUM_THREADS``.
+        """
+        threads = self.n_threads
+        if threads is not None and self.options["backend"] == "numba":
+            import numba
+
+            threads = min(threads, numba.config.NUMBA_NUM_THREADS)
+        return StreamScorer(
+            qid=self.qid, grade=self.grade, score=self.score, n_threads=threads, **self.options
+        )
+
+    def output_schema(self, qid_type: pa.DataType) -> pa.Schema:
+        """Schema of the per-query results for query ids of Arrow type ``qid_type``."""
+        if pa.types.is_dictionary(qid_type):
+            qid_type = qid_type.value_type
+        schema = StreamScorer(k=self.cutoffs, backend=self.options["backend"]).empty().schema
+        return schema.set(0, pa.field("query_id", qid_type))
+
+    def _prepared(self, data: pa.Table | pa.RecordBatch) -> pa.Table | pa.RecordBatch:
+        """The task's input columns, with dictionary query ids decoded."""
+        data = data.select(self.columns)
+        ids = data.column(self.qid)
+        if pa.types.is_dictionary(ids.type):
+            data = data.set_column(0, self.qid, ids.cast(ids.type.value_type))
+        return data
+
+    def score_table(self, table: pa.Table) -> pa.Table:
+        """Per-query results of one whole partition; rows are grouped by query here if needed.
+
+        Sorting by query id is stable, so rows keep their order inside a query.
+        """
+        table = self._prepared(table)
+        ids = table.column(self.qid)
+        if not _ascending(ids):
+            table = table.take(pc.sort_indices(table, sort_keys=[(self.qid, "ascending")]))
+        scorer = self.scorer()
+        batches = [self._rounded(b) for b in (scorer.feed(table), scorer.finish()) if b.num_rows]
+        return pa.Table.from_batches(batches, schema=self.output_schema(ids.type))
+
+    def score_stream(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Per-query results of a stream of batches grouped by query (split queries carried)."""
+        scorer = self.scorer()
+        for batch in batches:
+            out = scorer.feed(self._prepared(batch))
+            if out.num_rows:
+                yield self._rounded(out)
+        last = scorer.finish()
+        if last.num_rows:
+            yield self._rounded(last)
+
+    def _rounded(self, results: pa.RecordBatch) -> pa.RecordBatch:
+        """Per-query results with NDCG rounded to ``decimals`` (unchanged without)."""
+        if self.decimals is None:
+            return results
+        for cut in self.cutoffs:
+            name = f"ndcg{cutoff_label(cut)}"
+            at = results.schema.get_field_index(name)
+            values = round_half_even(results.column(at).to_numpy(), self.decimals)
+            results = results.set_column(at, name, pa.array(values))
+        return results
+
+    def totals(self, results: Any) -> Totals:
+        """The :class:`Totals` of per-query results (a pandas DataFrame or an Arrow table)."""
+        return Totals.of(results, self.cutoffs, self.aggregate)
+
+
+def _ascending(ids: pa.ChunkedArray | pa.Array) -> bool:
+    """True when ``ids`` never decrease (so every query's rows are contiguous)."""
+    if ids.null_count:
+        return False  # sorted, then refused by the scorer with the row of the null
+    if len(ids) < 2:
+        return True
+    ahead = pc.greater_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
+    return bool(pc.all(ahead).as_py())
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums over per-query results that add up across partitions, and the aggregate they give.
+
+    Attributes
+    ----------
+    k : tuple of (int or None)
+        The cutoffs.
+    aggregate : str
+        How :attr:`mean` is formed: ``"mean"``, ``"ratio"`` or a tool's rule (as in
+        :func:`fastndcg.ndcg`).
+    n_rows, n_queries : int
+        Rows and queries scored.
+    counted : ndarray of int64, shape (len(k),)
+        Queries in the aggregate (not skipped for lack of relevant items).
+    sum_ndcg, sum_dcg, sum_idcg : ndarray of float64, shape (len(k),)
+        Sums over the counted queries.
+    ranges : tuple of (min, max) query-id pairs
+        The query-id range of one partition's results, for the co-location check of
+        :meth:`combine`; sums carry none.
+    """
+
+    k: tuple[int | None, ...]
+    aggregate: str
+    n_rows: int
+    n_queries: int
+    counted: np.ndarray
+    sum_ndcg: np.ndarray
+    sum_dcg: np.ndarray
+    sum_idcg: np.ndarray
+    ranges: tuple[tuple[Any, Any], ...] = ()
+
+    @classmethod
+    def of(cls, results: Any, k: tuple[int | None, ...], aggregate: str) -> Totals:
+        """Totals of per-query results with columns ``query_id``, ``n_items``, ``ndcg@k`` ..."""
+
+        def values(name: str) -> np.ndarray:
+            return np.asarray(results[name])
+
+        ids = values("query_id")
+        ranges = ((plain(ids.min()), plain(ids.max())),) if ids.size else ()
+        counted, sums = [], {"ndcg": [], "dcg": [], "idcg": []}
+        for cut in k:
+            ndcg = values(f"ndcg{cutoff_label(cut)}")
+            kept = ~np.isnan(ndcg)
+            counted.append(int(kept.sum()))
+            for measure in sums:
+                column = ndcg if measure == "ndcg" else values(f"{measure}{cutoff_label(cut)}")
+                sums[measure].append(float(column[kept].sum()))
+        return cls(
+            k=tuple(k),
+            aggregate=aggregate,
+            n_rows=int(values("n_items").sum()),
+            n_queries=int(ids.size),
+            counted=np.array(counted, dtype=np.int64),
+            sum_ndcg=np.array(sums["ndcg"]),
+            sum_dcg=np.array(sums["dcg"]),
+            sum_idcg=np.array(sums["idcg"]),
+            ranges=ranges,
+        )
+
+    @classmethod
+    def zero(cls, k: tuple[int | None, ...], aggregate: str) -> Totals:
+        """Totals of nothing."""
+        zeros = np.zeros(len(k))
+        return cls(tuple(k), aggregate, 0, 0, zeros.astype(np.int64), zeros, zeros, zeros)
+
+    def __add__(self, other: Totals) -> Totals:
+        return replace(
+            self,
+            n_rows=self.n_rows + other.n_rows,
+            n_queries=self.n_queries + other.n_queries,
+            counted=self.counted + other.counted,
+            sum_ndcg=self.sum_ndcg + other.sum_ndcg,
+            sum_dcg=self.sum_dcg + other.sum_dcg,
+            sum_idcg=self.sum_idcg + other.sum_idcg,
+            ranges=(),  # a per-partition fact, consumed by combine()
+        )
+
+    @classmethod
+    def combine(cls, parts: list[Totals], disjoint: bool = False) -> Totals:
+        """The sum of ``parts``; with ``disjoint``, first check no query spans two of them."""
+        if disjoint:
+            check_disjoint([r for part in parts for r in part.ranges])
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        return replace(total, ranges=())
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The aggregate per cutoff (NaN where no query counts).
+
+        Without per-query weights (streaming takes none) a tool's rule is the mean over the
+        counted queries followed by the rule's own finish (a cap, 0 instead of NaN), which
+        :func:`~fastndcg._presets.tool_mean` applies to that mean as to a single query.
+        """
+        ratio = self.aggregate == "ratio"
+        numerator = self.sum_dcg if ratio else self.sum_ndcg
+        denominator = self.sum_idcg if ratio else self.counted.astype(float)
+        out = np.full(len(self.k), np.nan)
+        np.divide(numerator, denominator, out=out, where=denominator > 0)
+        if self.aggregate in TOOL_AGGREGATES:
+            out = tool_mean(self.aggregate, out[None, :], np.ones((1, len(self.k))), None)
+        return out
+
+    @property
+    def n_skipped(self) -> np.ndarray:
+        """Queries left out of the aggregate at each cutoff (no relevant item)."""
+        return self.n_queries - self.counted
+
+    def value(self) -> float | dict[int | None, float]:
+        """The aggregate: a float for one cutoff, else a dict cutoff -> float."""
+        if len(self.k) == 1:
+            return float(self.mean[0])
+        return {cut: float(m) for cut, m in zip(self.k, self.mean, strict=True)}
+
+    def __float__(self) -> float:
+        if len(self.k) != 1:
+            raise TypeError(f"float() needs one cutoff; these totals have k={self.k}")
+        return float(self.mean[0])
+
+    def to_batch(self) -> pa.RecordBatch:
+        """One row: the sums, for engines that move results as Arrow (see :meth:`from_arrow`)."""
+        columns = {"n_rows": [self.n_rows], "n_queries": [self.n_queries]}
+        for j in range(len(self.k)):
+            columns[f"counted_{j}"] = [int(self.counted[j])]
+            for measure in ("ndcg", "dcg", "idcg"):
+                columns[f"sum_{measure}_{j}"] = [float(getattr(self, f"sum_{measure}")[j])]
+        return pa.record_batch(columns)
+
+    @classmethod
+    def arrow_schema(cls, n_cutoffs: int) -> pa.Schema:
+        """Schema of :meth:`to_batch` rows."""
+        return cls.zero((None,) * n_cutoffs, "mean").to_batch().schema
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, k: tuple[int | None, ...], aggregate: str) -> Totals:
+        """The sum of :meth:`to_batch` rows."""
+        total = cls.zero(k, aggregate)
+        sums = {name: pc.sum(table.column(name)).as_py() or 0 for name in table.column_names}
+        return replace(
+            total,
+            n_rows=int(sums["n_rows"]),
+            n_queries=int(sums["n_queries"]),
+            counted=np.array([sums[f"counted_{j}"] for j in range(len(k))], dtype=np.int64),
+            **{
+                f"sum_{m}": np.array([float(sums[f"sum_{m}_{j}"]) for j in range(len(k))])
+                for m in ("ndcg", "dcg", "idcg")
+            },
+        )
+
+    def __repr__(self) -> str:
+        means = ", ".join(
+            f"ndcg{cutoff_label(cut)}={m:.6f}" for cut, m in zip(self.k, self.mean, strict=True)
+        )
+        return f"Totals(n_queries={self.n_queries}, n_rows={self.n_rows}, {means})"
+
+
+COLOCATION_FIX = (
+    "colocated=True promised that every query lies in one partition. Pass colocated=False to "
+    "co-locate queries with a shuffle on the query id"
+)
+
+
+def check_disjoint(ranges: list[tuple[Any, Any]]) -> None:
+    """Raise a ValueError when two partitions' query-id ranges overlap."""
+    spans = sorted(ranges, key=lambda span: span[0])
+    for (lo, hi), (next_lo, next_hi) in itertools.pairwise(spans):
+        if next_lo <= hi:
+            raise ValueError(
+                f"partitions share query ids: one holds query ids {lo!r}..{hi!r}, another "
+                f"{next_lo!r}..{next_hi!r}, so a query may be split between them. "
+                f"{COLOCATION_FIX}, or validate='exact' when partitions hold interleaved but "
+                "disjoint sets of query ids (e.g. hash-partitioned)"
+            )
+
+
+def split_query_error(query_id: Any) -> ValueError:
+    """The error for a query found in more than one partition."""
+    return ValueError(
+        f"query {plain(query_id)!r} has rows in more than one partition, so it would be scored "
+        f"in pieces. {COLOCATION_FIX}"
+    )
+
+
+def parquet_paths(source: Any) -> list[str]:
+    """The Parquet files of a local file or directory (sorted, as ``ndcg_parquet`` reads them).
+
+    Anything else (a URL such as ``s3://...`` or ``hdfs://...``) goes to the engine unchanged.
+    """
+    if isinstance(source, (list, tuple)):
+        return [p for item in source for p in parquet_paths(item)]
+    text = str(source)
+    if "://" in text and not Path(text).exists():
+        return [text]
+    from fastndcg._parquet import open_dataset
+
+    return list(open_dataset(text).files)
+
+
+def score_on_engine(
+    engine: str,
+    source: Any,
+    *,
+    cluster: str | None = None,
+    colocated: bool = False,
+    **options: Any,
+) -> Totals:
+    """Score Parquet predictions on Dask or Spark: what ``fastndcg score --engine`` runs.
+
+    ``cluster`` is the Dask scheduler address or the Spark master URL (None: a local one).
+    ``n_threads=None`` means the adapters' default of one Numba thread per task.
+    """
+    choose("engine", engine, ENGINES)
+    suffix = Path(str(source)).suffix.lower()
+    if suffix in (".csv", ".tsv", ".txt"):
+        raise ValueError(
+            f"--engine {engine} reads Parquet; convert {source} to Parquet first, or score it "
+            "without --engine"
+        )
+    if options.get("n_threads") is None:
+        options.pop("n_threads", None)
+    module = importlib.import_module(f"fastndcg.{engine}")
+    return module.score_files(source, cluster=cluster, colocated=colocated, **options)

@@ -1,0 +1,271 @@
+"""NDCG of a Spark DataFrame: the single-machine per-query values, computed on the cluster.
+
+Needs the extra: ``pip install 'fastndcg[spark]'`` (Spark 4 needs Java 17 or 21). Works with a
+classic session and over Spark Connect alike.
+
+Rows are repartitioned on the query id and sorted within each partition, then streamed through
+:class:`fastndcg.stream.StreamScorer` with ``mapInArrow``: Spark hands Python Arrow batches of
+``spark.sql.execution.arrow.maxRecordsPerBatch`` rows (10,000 by default) that cut queries at
+arbitrary rows, so the last query of every batch is carried into the next and scored once,
+whole. ``colocated=True`` skips the shuffle for data already partitioned by query; the promise
+is checked first with a JVM-only job over the query ids of the same DataFrame.
+
+Each task scores with one Numba thread unless ``n_threads`` says otherwise, using the backend
+the driver resolved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from fastndcg._options import choose
+from fastndcg._scaleout import (
+    VALIDATIONS,
+    Job,
+    Totals,
+    check_disjoint,
+    parquet_paths,
+    require,
+    split_query_error,
+)
+
+require("pyspark", "spark")
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema  # noqa: E402
+
+ORDER_HINT = "make the order explicit in the score column first (e.g. minus the rank)"
+CAST_HINT = "cast it first, e.g. df.withColumn({0!r}, F.col({0!r}).cast('double'))"
+BATCH_ROWS = 1 << 17  # Arrow batch size for sessions the command line starts
+
+
+def per_query(
+    df: Any,
+    *,
+    qid: str = "qid",
+    grade: str = "grade",
+    score: str = "score",
+    k: Any = None,
+    colocated: bool = False,
+    validate: str = "ranges",
+    num_partitions: int | None = None,
+    n_threads: int | None = 1,
+    **options: Any,
+) -> Any:
+    """Per-query NDCG, DCG and IDCG of a Spark DataFrame, lazily, one row per query.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        One row per (query, item); a classic or a Spark Connect DataFrame.
+    qid, grade, score : str
+        Column names. Decimal grades and scores are read as doubles.
+    k : int, list of (int or None), or None, default=None
+        Cutoff(s), as in :func:`fastndcg.ndcg`; None: the whole list, or a preset's cutoffs.
+    colocated : bool, default=False
+        False: ``repartition`` on ``qid`` so each query lands in one partition. True: every
+        partition already holds whole queries (e.g. a table bucketed by ``qid``); checked now,
+        by a job that reads only the query ids, and a ValueError names a split query.
+    validate : {"ranges", "exact"}, default="ranges"
+        How ``colocated=True`` is checked: the partitions' query-id ranges must not overlap, or
+        no query id may appear in two partitions (exact for any partitioning; a shuffle of the
+        distinct (query id, partition) pairs).
+    num_partitions : int, optional
+        Partitions of the repartition (default: ``spark.sql.shuffle.partitions``).
+    n_threads : int or None, default=1
+        Numba threads per task, capped at the executor's ``NUMBA_NUM_THREADS``; None leaves the
+        executor's setting alone.
+    **options
+        The options of :func:`fastndcg.ndcg` as streaming takes them (see
+        :class:`fastndcg.stream.StreamScorer`), ``preset=`` and ``decimals=`` included, except
+        order-dependent ones (``ties="stable"`` or ``"random"``, ranked input): Spark's sort
+        does not keep the input order inside a query.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
+        (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
+    """
+    job, rows, qid_type = _prepare(
+        df,
+        qid=qid,
+        grade=grade,
+        score=score,
+        k=k,
+        colocated=colocated,
+        validate=validate,
+        num_partitions=num_partitions,
+        n_threads=n_threads,
+        **options,
+    )
+    schema = from_arrow_schema(job.output_schema(qid_type))
+    return rows.mapInArrow(functools.partial(_score_batches, job), schema)
+
+
+def totals(df: Any, **kwargs: Any) -> Totals:
+    """The decomposable sums behind :func:`ndcg`, in one job (arguments as :func:`per_query`).
+
+    Every partition is scored and summed in Python; only one row per partition comes back.
+    """
+    job, rows, _ = _prepare(df, **kwargs)
+    schema = from_arrow_schema(Totals.arrow_schema(len(job.cutoffs)))
+    sums = rows.mapInArrow(functools.partial(_totals_batches, job), schema).toArrow()
+    return Totals.from_arrow(sums, job.cutoffs, job.aggregate)
+
+
+def ndcg(df: Any, **kwargs: Any) -> float | dict[int | None, float]:
+    """Aggregate NDCG of a Spark DataFrame (arguments as :func:`per_query`).
+
+    Returns
+    -------
+    float or dict
+        A float for one cutoff, or a dict cutoff -> float for several: the same value as
+        :func:`fastndcg.ndcg` on all rows at once, to rounding.
+    """
+    return totals(df, **kwargs).value()
+
+
+def score_files(
+    source: Any,
+    *,
+    cluster: str | None = None,
+    qid: str = "qid",
+    grade: str = "grade",
+    score: str = "score",
+    colocated: bool = False,
+    **options: Any,
+) -> Totals:
+    """Score Parquet files with Spark: what ``fastndcg score --engine spark`` runs.
+
+    ``cluster`` is a master URL (``local[4]``, ``spark://host:7077``, ``yarn``...) or a Spark
+    Connect address (``sc://host:15002``); None means ``local[*]``. A session that is already
+    active is used as it is.
+    """
+    with _session(cluster) as spark:
+        df = spark.read.parquet(*parquet_paths(source))
+        return totals(df, qid=qid, grade=grade, score=score, colocated=colocated, **options)
+
+
+@contextlib.contextmanager
+def _session(cluster: str | None) -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
+    if cluster is not None and cluster.startswith("sc://"):
+        builder = SparkSession.builder.remote(cluster)
+    else:
+        from fastndcg._runtime import warmup
+
+        warmup()  # local executors then load the Numba cache instead of compiling
+        if (cluster or "local").startswith("local"):
+            # Python workers run PYSPARK_PYTHON (default: python3 on PATH); ours has fastndcg
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = (
+            SparkSession.builder.master(cluster or "local[*]")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
+        )
+    spark = builder.getOrCreate()
+    try:
+        yield spark
+    finally:
+        spark.stop()
+
+
+def _prepare(
+    df: Any,
+    *,
+    qid: str = "qid",
+    grade: str = "grade",
+    score: str = "score",
+    k: Any = None,
+    colocated: bool = False,
+    validate: str = "ranges",
+    num_partitions: int | None = None,
+    n_threads: int | None = 1,
+    **options: Any,
+) -> tuple[Job, Any, pa.DataType]:
+    """Check everything on the driver; return the job, the rows to score and the qid type."""
+    if not hasattr(df, "mapInArrow"):
+        raise TypeError(
+            f"expected a pyspark DataFrame; got {type(df).__name__}. Make one with "
+            "spark.createDataFrame(...) or spark.read.parquet(...)"
+        )
+    choose("validate", validate, VALIDATIONS)
+    job = Job.create(
+        qid=qid,
+        grade=grade,
+        score=score,
+        n_threads=n_threads,
+        options=options,
+        k=k,
+        keeps_order=False,
+        order_hint=ORDER_HINT,
+    )
+    fields = {f.name: f for f in df.schema.fields}
+    missing = [c for c in job.columns if c not in fields]
+    if missing:
+        raise KeyError(
+            f"column {missing[0]!r} not found; the DataFrame has columns: {', '.join(fields)}"
+        )
+    columns = []
+    for name in job.columns:
+        column = F.col(f"`{name.replace('`', '``')}`")
+        if name != qid and isinstance(fields[name].dataType, T.DecimalType):
+            column = column.cast("double")
+        columns.append(column.alias(name))
+    rows = df.select(*columns)
+    arrow = to_arrow_schema(rows.schema)
+    job.check_schema(arrow, CAST_HINT)
+    key = F.col(f"`{qid.replace('`', '``')}`")
+    if colocated:
+        if num_partitions is not None:
+            raise ValueError(
+                "num_partitions= sets the partitions of the repartition on qid; colocated=True "
+                "has none"
+            )
+        _check_colocated(rows, key, validate)
+    elif num_partitions is not None:
+        rows = rows.repartition(num_partitions, key)
+    else:
+        rows = rows.repartition(key)
+    return job, rows.sortWithinPartitions(key), arrow.field(qid).type
+
+
+def _check_colocated(rows: Any, key: Any, validate: str) -> None:
+    """Refuse a DataFrame whose partitions share a query id (a JVM-only job over the ids)."""
+    partition = F.spark_partition_id()
+    if validate == "ranges":
+        spans = rows.groupBy(partition.alias("partition")).agg(
+            F.min(key).alias("lo"), F.max(key).alias("hi")
+        )
+        check_disjoint([(row["lo"], row["hi"]) for row in spans.collect()])
+        return
+    pairs = rows.select(key.alias("query_id"), partition.alias("partition")).distinct()
+    split = pairs.groupBy("query_id").count().where(F.col("count") > 1).limit(1).collect()
+    if split:
+        raise split_query_error(split[0]["query_id"])
+
+
+def _score_batches(job: Job, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Task: per-query results of one partition's Arrow batches (split queries carried over)."""
+    yield from job.score_stream(batches)
+
+
+def _totals_batches(job: Job, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Task: one row of :class:`Totals` for one partition."""
+    total = Totals.zero(job.cutoffs, job.aggregate)
+    for out in job.score_stream(batches):
+        total = total + job.totals(out)
+    yield total.to_batch()

@@ -18,6 +18,7 @@ import numpy as np
 from fastndcg import _codes as C
 from fastndcg._plan import Plan
 
+_PARTIAL_RATIO = 4  # select the top columns by partition when at most 1/4 of them are needed
 _CELLS = 1 << 19  # padded cells per block (each block holds a few arrays of this size)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -120,15 +121,26 @@ def _score_block(plan, queries, width, lengths, dcg, idcg) -> None:
     gains = np.where(valid, gains_of(plan.grades[rows], plan), 0.0)
     depth = width if (plan.cutoffs < 0).any() else min(plan.k_max, width)
     average = plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE
+    # a partial selection pays when few of many columns are needed and ties keep input order
+    partial = (
+        plan.scores is not None
+        and plan.tie_mode in (C.TIE_AVERAGE, C.TIE_STABLE)
+        and depth * _PARTIAL_RATIO <= width
+    )
     if plan.scores is None:
         ranked_gains = gains
     else:
         scores = np.where(valid, plan.scores[rows].astype(np.float64), -np.inf)
-        order = _rank_order(plan, scores, gains, rows)
+        if partial:
+            order, equal = _top_columns(scores, depth)
+        else:
+            order = _rank_order(plan, scores, gains, rows)
         ranked_gains = np.take_along_axis(gains, order, axis=1)
     if average:
         ranked_scores = np.take_along_axis(scores, order, axis=1)
         mean_gain, group_end = _tie_groups(ranked_scores, ranked_gains)
+        if partial:
+            _complete_last_group(mean_gain, group_end, equal, gains)
         effective = mean_gain[:, :depth]
     else:
         effective = ranked_gains[:, :depth]
@@ -148,6 +160,38 @@ def _score_block(plan, queries, width, lengths, dcg, idcg) -> None:
         values = -np.sort(-values, axis=1)
         values[np.isinf(values)] = 0.0
         idcg[queries, j] = _prefix(values, plan.discount)[:, -1]
+
+
+def _top_columns(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Columns of the ``depth`` best scores of each row, in rank order (ties by column).
+
+    A partition finds each row's ``depth``-th best score ``t``; every column above ``t`` is
+    taken, and of the columns equal to ``t`` the leftmost ones fill the remaining places.
+    Returns those columns and the mask of columns equal to ``t`` (the tie group at the cut).
+    """
+    threshold = -np.partition(-scores, depth - 1, axis=1)[:, depth - 1 : depth]
+    above = scores > threshold
+    equal = scores == threshold
+    room = depth - above.sum(axis=1, keepdims=True)
+    take = above | (equal & (np.cumsum(equal, axis=1) <= room))
+    columns = np.nonzero(take)[1].reshape(scores.shape[0], depth)
+    best = np.argsort(-np.take_along_axis(scores, columns, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(columns, best, axis=1), equal
+
+
+def _complete_last_group(mean_gain, group_end, equal, gains) -> None:
+    """Give the last tie group of a partial selection the mean gain and end of the whole group.
+
+    Its rows equal to the cut score may lie beyond the selection (``equal`` marks them all).
+    """
+    size = equal.sum(axis=1)
+    total = np.where(equal, gains, 0.0).sum(axis=1)
+    depth = mean_gain.shape[1]
+    last = group_end == depth  # positions of the selection's last group
+    start = depth - np.sum(last, axis=1)
+    whole = np.where(size > 0, total / np.maximum(size, 1), 0.0)[:, None]
+    mean_gain[:] = np.where(last, whole, mean_gain)
+    group_end[:] = np.where(last, (start + size)[:, None], group_end)
 
 
 def _tie_groups(ranked_scores: np.ndarray, ranked_gains: np.ndarray):
@@ -173,6 +217,8 @@ def _ideal_block(plan, queries, width, lengths, idcg) -> None:
     rows, valid = _gather(plan.ideal_offsets, queries, width, lengths)
     gains = np.where(valid, gains_of(plan.ideal_grades[rows], plan), -np.inf)
     depth = width if (plan.cutoffs < 0).any() else min(plan.k_max, width)
+    if depth * _PARTIAL_RATIO <= width:
+        gains = np.partition(gains, width - depth, axis=1)[:, width - depth :]
     best = -np.sort(-gains, axis=1)[:, :depth]
     best[np.isinf(best)] = 0.0
     prefix = _prefix(best, plan.discount)

@@ -46,6 +46,20 @@ from fastndcg._options import AGGREGATES
 from fastndcg._result import NDCGResult
 
 TOOL_AGGREGATES = ("lightgbm", "xgboost", "keras_rs")
+SETTINGS = (  # what a preset may set, in the order listings show them
+    "k",
+    "gain",
+    "discount",
+    "ideal",
+    "ties",
+    "zero_idcg",
+    "aggregate",
+    "score_dtype",
+    "missing",
+    "judged_only",
+    "max_docs",
+    "decimals",
+)
 RUN_ONLY = ("missing", "judged_only", "max_docs")  # options only fastndcg.ndcg_run takes
 IDEAL_DATA = ("ideal_grades", "ideal_qid", "ideal_offsets")
 _XGBOOST_EPS = 1e-6  # XGBoost's kRtEps: a mean above 1 + this is an error, up to it capped at 1
@@ -78,7 +92,8 @@ class Preset:
     parity: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+        ordered = sorted(self.options.items(), key=lambda item: SETTINGS.index(item[0]))
+        object.__setattr__(self, "options", MappingProxyType(dict(ordered)))
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{key}={_short(value)}" for key, value in self.options.items())
@@ -240,8 +255,8 @@ _REGISTRY = (
         ),
         "ndcg@k: k=k; ndcg_burges: gain='exp2'; -lN (rel_lvl): gain=ranx_gain(N) or "
         "ranx_gain(N, burges=True); make_comparable=True: missing='zero'",
-        "per query at 1e-12 on lists without tied scores (ranx's quicksort scrambles ties in "
-        "lists longer than 16)",
+        "per query at 1e-12 on lists without tied scores, and on tied lists of up to 15 "
+        "documents (ranx's quicksort scrambles ties in longer lists)",
     ),
 )
 PRESETS: Mapping[str, Preset] = MappingProxyType({preset.name: preset for preset in _REGISTRY})
@@ -350,7 +365,7 @@ def resolve(
     """
     chosen = None if preset is None else get_preset(preset)
     settings = dict(chosen.options) if chosen is not None else {}
-    if entry != "ndcg_run":
+    if chosen is not None and entry != "ndcg_run":
         for name in RUN_ONLY:
             settings.pop(name, None)
         if settings.get("ideal") == "global" and not any(
@@ -359,7 +374,7 @@ def resolve(
             settings["ideal"] = "recall"
         if settings.get("ties") in KEYED_TIES and "ties" not in explicit:
             raise ValueError(
-                f"preset {chosen.name!r} orders tied scores by document id "  # type: ignore[union-attr]
+                f"preset {chosen.name!r} orders tied scores by document id "
                 f"(ties={settings['ties']!r}), which needs document ids: score a TREC run with "
                 "fastndcg.ndcg_run, or pass ties= explicitly (e.g. ties='stable' when rows are "
                 "in descending document id order)"

@@ -15,13 +15,13 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from parity_data import Lists, assert_same_values, predictions, random_lists
+from parity_data import Lists, assert_same_values, predictions, random_lists, tool
 
 import fastndcg
 
 os.environ.setdefault("KERAS_BACKEND", "torch")  # the CPU torch of the parity extra
-keras = pytest.importorskip("keras", reason="keras is not installed")
-keras_rs = pytest.importorskip("keras_rs", reason="keras-rs is not installed")
+keras = tool("keras", "keras")
+keras_rs = tool("keras_rs", "keras-rs")
 
 ATOL = 2e-6  # float32 arithmetic (see module docstring)
 pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")

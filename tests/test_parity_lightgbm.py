@@ -15,11 +15,11 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from parity_data import PREDICTIONS, assert_same_values, predictions, random_lists
+from parity_data import PREDICTIONS, assert_same_values, predictions, random_lists, tool
 
 import fastndcg
 
-lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
+lgb = tool("lightgbm", "lightgbm")
 
 
 def _zero_objective(preds, data):

@@ -20,12 +20,13 @@ from parity_data import (
     random_trec,
     read_qrels,
     read_run,
+    tool,
     write_trec,
 )
 
 import fastndcg
 
-ranx = pytest.importorskip("ranx", reason="ranx is not installed")
+ranx = tool("ranx", "ranx")
 
 # ranx metric -> fastndcg options
 METRICS = {

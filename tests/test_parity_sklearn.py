@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from parity_data import PREDICTIONS, assert_same_values, predictions, random_lists, trec_lists
+from parity_data import PREDICTIONS, assert_same_values, predictions, random_lists, tool, trec_lists
 
 import fastndcg
 
-metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is not installed")
+metrics = tool("sklearn.metrics", "scikit-learn")
 
 CUTOFFS = [None, 1, 3, 5, 10]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from parity_data import PREDICTIONS, assert_same_values, predictions, random_lists, trec_lists
+from parity_data import PREDICTIONS, assert_same_values, predictions, random_lists, tool, trec_lists
 
 import fastndcg
 
-torch = pytest.importorskip("torch", reason="torch is not installed")
-retrieval = pytest.importorskip("torchmetrics.retrieval", reason="torchmetrics is not installed")
+torch = tool("torch", "torch")
+retrieval = tool("torchmetrics.retrieval", "torchmetrics")
 
 ATOL = 2e-6  # float32 accumulation (see module docstring)
 ACTIONS = {"neg": "zero", "pos": "one", "skip": "skip"}  # empty_target_action -> zero_idcg

@@ -16,11 +16,11 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from parity_data import PREDICTIONS, Lists, assert_same_values, predictions, random_lists
+from parity_data import PREDICTIONS, Lists, assert_same_values, predictions, random_lists, tool
 
 import fastndcg
 
-xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+xgb = tool("xgboost", "xgboost")
 
 # XGBoost metric -> fastndcg options
 METRICS = {

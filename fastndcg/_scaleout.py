@@ -14,7 +14,6 @@ import.
 from __future__ import annotations
 
 import importlib
-import itertools
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -317,7 +316,7 @@ class Totals:
     def combine(cls, parts: list[Totals], disjoint: bool = False) -> Totals:
         """The sum of ``parts``; with ``disjoint``, first check no query spans two of them."""
         if disjoint:
-            check_disjoint([r for part in parts for r in part.ranges])
+            check_disjoint([(*r, i) for i, part in enumerate(parts) for r in part.ranges])
         total = parts[0]
         for part in parts[1:]:
             total = total + part
@@ -399,17 +398,33 @@ COLOCATION_FIX = (
 )
 
 
-def check_disjoint(ranges: list[tuple[Any, Any]]) -> None:
-    """Raise a ValueError when two partitions' query-id ranges overlap."""
-    spans = sorted(ranges, key=lambda span: span[0])
-    for (lo, hi), (next_lo, next_hi) in itertools.pairwise(spans):
-        if next_lo <= hi:
+def check_disjoint(spans: list[tuple[Any, Any, Any]]) -> None:
+    """Raise a ValueError when query-id ranges of different partitions overlap.
+
+    ``spans`` are ``(lowest id, highest id, partition)`` of pieces of the input: one per
+    partition, or several (e.g. one per file packed into a partition). Pieces of the same
+    partition may overlap, since a partition is grouped by query id before it is scored.
+    """
+    # sweep by lowest id, keeping the piece reaching furthest and the furthest-reaching piece
+    # of any other partition: a piece overlaps another partition's iff one of them reaches it
+    first: tuple[Any, Any, Any] | None = None
+    second: tuple[Any, Any, Any] | None = None
+    for span in sorted(spans, key=lambda span: span[0]):
+        lo, hi, part = span
+        other = second if first is not None and first[2] == part else first
+        if other is not None and other[1] >= lo:
             raise ValueError(
-                f"partitions share query ids: one holds query ids {lo!r}..{hi!r}, another "
-                f"{next_lo!r}..{next_hi!r}, so a query may be split between them. "
+                f"partitions share query ids: one holds query ids {other[0]!r}..{other[1]!r}, "
+                f"another {lo!r}..{hi!r}, so a query may be split between them. "
                 f"{COLOCATION_FIX}, or validate='exact' when partitions hold interleaved but "
                 "disjoint sets of query ids (e.g. hash-partitioned)"
             )
+        if first is None or hi > first[1]:
+            if first is not None and first[2] != part:
+                second = first
+            first = span
+        elif part != first[2] and (second is None or hi > second[1]):
+            second = span
 
 
 def split_query_error(query_id: Any) -> ValueError:

@@ -247,10 +247,11 @@ def _check_colocated(rows: Any, key: Any, validate: str) -> None:
     """Refuse a DataFrame whose partitions share a query id (a JVM-only job over the ids)."""
     partition = F.spark_partition_id()
     if validate == "ranges":
-        spans = rows.groupBy(partition.alias("partition")).agg(
+        # file by file: Spark packs several small files into one partition
+        pieces = rows.groupBy(partition.alias("partition"), F.input_file_name()).agg(
             F.min(key).alias("lo"), F.max(key).alias("hi")
         )
-        check_disjoint([(row["lo"], row["hi"]) for row in spans.collect()])
+        check_disjoint([(row["lo"], row["hi"], row["partition"]) for row in pieces.collect()])
         return
     pairs = rows.select(key.alias("query_id"), partition.alias("partition")).distinct()
     split = pairs.groupBy("query_id").count().where(F.col("count") > 1).limit(1).collect()

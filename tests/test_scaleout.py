@@ -124,12 +124,34 @@ def test_totals_of_partitions_give_the_single_machine_aggregate(options):
 
 
 def test_overlapping_partition_ranges_are_refused():
-    check_disjoint([(10, 20), (0, 9), (21, 30)])
+    check_disjoint([(10, 20, 0), (0, 9, 1), (21, 30, 2)])
     check_disjoint([])
     with pytest.raises(ValueError, match=r"one holds query ids 0\.\.10, another 10\.\.30"):
-        check_disjoint([(10, 30), (0, 10)])
+        check_disjoint([(10, 30, 0), (0, 10, 1)])
     with pytest.raises(ValueError, match="validate='exact' when partitions hold interleaved"):
-        check_disjoint([("a", "m"), ("c", "d")])
+        check_disjoint([("a", "m", 0), ("c", "d", 1)])
+    # pieces of one partition (files packed together) may interleave; other partitions may not
+    packed = [(0, 9, 0), (20, 29, 1), (30, 39, 0), (10, 19, 1), (40, 49, 2)]
+    check_disjoint(packed)
+    check_disjoint([(0, 100, 0), (5, 6, 0), (101, 102, 1)])
+    for intruder in [(35, 35, 1), (49, 60, 0), (0, 0, 2), (25, 31, 2)]:
+        with pytest.raises(ValueError, match="partitions share query ids"):
+            check_disjoint([*packed, intruder])
+    # a brute-force check on random pieces
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        lo = rng.integers(0, 60, 6)
+        pieces = [(int(a), int(a + rng.integers(0, 8)), int(rng.integers(0, 3))) for a in lo]
+        clash = any(
+            p[2] != q[2] and p[0] <= q[1] and q[0] <= p[1]
+            for i, p in enumerate(pieces)
+            for q in pieces[i + 1 :]
+        )
+        if clash:
+            with pytest.raises(ValueError):
+                check_disjoint(pieces)
+        else:
+            check_disjoint(pieces)
     table = judged_table(n_queries=30, seed=1)
     ids = np.unique(table.column("qid").to_numpy())
     parts = partition_totals(table, [int(ids[0]), int(ids[10]), int(ids[-1]) + 1], k=3)

@@ -146,6 +146,15 @@ def test_colocated_files_are_exact_and_split_files_raise(spark, fspark, table, r
         got = fspark.per_query(df, k=[2, None], colocated=True, validate=validate)
         assert_same_per_query(got.toArrow(), expected)
     assert_same_mean(fspark.ndcg(df, k=[2, None], colocated=True), mean)
+    # Spark packs small files into partitions, largest first: ranges interleave, files do not
+    spark.conf.set("spark.sql.files.openCostInBytes", "1")
+    try:
+        packed = spark.read.parquet(str(range_files))
+        assert packed.rdd.getNumPartitions() < 4
+        got = fspark.per_query(packed, k=[2, None], colocated=True).toArrow()
+        assert_same_per_query(got, expected)
+    finally:
+        spark.conf.unset("spark.sql.files.openCostInBytes")
     # Spark splits files larger than maxPartitionBytes: queries are cut at the splits
     spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")
     try:

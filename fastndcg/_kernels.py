@@ -923,3 +923,103 @@ def compiled_codes():
         IDEAL_LOCAL,
         IDEAL_MAX,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# joining a run with its judgments (fastndcg.ndcg_run)
+
+
+@njit(cache=True)
+def _sort_pairs(keys, values, n):
+    """Sort ``keys[:n]`` ascending, carrying ``values`` along (insertion sort for short runs)."""
+    if n > 32:
+        order = np.argsort(keys[:n], kind="mergesort")
+        sorted_keys = keys[:n][order]
+        sorted_values = values[:n][order]
+        keys[:n] = sorted_keys
+        values[:n] = sorted_values
+        return
+    for t in range(1, n):
+        k = keys[t]
+        v = values[t]
+        p = t
+        while p > 0 and keys[p - 1] > k:
+            keys[p] = keys[p - 1]
+            values[p] = values[p - 1]
+            p -= 1
+        keys[p] = k
+        values[p] = v
+
+
+@njit(cache=True)
+def _match_chunk(
+    q0, q1, offsets, documents, judged_offsets, judged_documents, judged_labels, labels, duplicate
+):
+    longest = 1
+    for q in range(q0, q1):
+        longest = max(
+            longest, offsets[q + 1] - offsets[q], judged_offsets[q + 1] - judged_offsets[q]
+        )
+    keys = np.empty(longest, dtype=np.int64)
+    values = np.empty(longest, dtype=np.float64)
+    rows = np.empty(longest, dtype=np.float64)
+    for q in range(q0, q1):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        js = judged_offsets[q]
+        m = judged_offsets[q + 1] - js
+        # the query's run documents, sorted: equal neighbours are a repeated document
+        for t in range(n):
+            keys[t] = documents[s + t]
+            rows[t] = s + t
+        _sort_pairs(keys, rows, n)
+        for t in range(1, n):
+            if keys[t] == keys[t - 1] and duplicate[0] < 0:
+                duplicate[0] = np.int64(rows[t])
+        # its judgments sorted by document, then one binary search per run row
+        for t in range(m):
+            keys[t] = judged_documents[js + t]
+            values[t] = judged_labels[js + t]
+        _sort_pairs(keys, values, m)
+        for t in range(n):
+            doc = documents[s + t]
+            lo = 0
+            hi = m
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if keys[mid] < doc:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            labels[s + t] = values[lo] if lo < m and keys[lo] == doc else np.nan
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def match_judgments(
+    chunk_bounds,
+    offsets,
+    documents,
+    judged_offsets,
+    judged_documents,
+    judged_labels,
+    labels,
+    duplicates,
+):
+    """Label of every run row from its query's judgments (NaN when unjudged).
+
+    Run rows and judgment rows are grouped by query (CSR ``offsets``/``judged_offsets`` over the
+    same queries); documents are integer codes. ``duplicates[c]`` receives a run row whose
+    document appears twice in its query (per chunk ``c``; -1 when none).
+    """
+    for c in prange(chunk_bounds.size - 1):
+        _match_chunk(
+            chunk_bounds[c],
+            chunk_bounds[c + 1],
+            offsets,
+            documents,
+            judged_offsets,
+            judged_documents,
+            judged_labels,
+            labels,
+            duplicates[c : c + 1],
+        )

@@ -223,3 +223,31 @@ def _ideal_block(plan, queries, width, lengths, idcg) -> None:
     best[np.isinf(best)] = 0.0
     prefix = _prefix(best, plan.discount)
     idcg[queries] = np.take_along_axis(prefix, _cut_columns(plan, lengths), axis=1)
+
+
+def match_judgments(offsets, documents, judged_offsets, judged_documents, judged_labels):
+    """Twin of ``_kernels.match_judgments``.
+
+    Returns the labels of the run rows (NaN when unjudged) and the first run row whose document
+    repeats within its query (-1 when none).
+    """
+    n_queries = offsets.size - 1
+    width = int(max(documents.max(initial=-1), judged_documents.max(initial=-1))) + 1
+    run_keys = np.repeat(np.arange(n_queries), np.diff(offsets)) * width + documents
+    judged_keys = (
+        np.repeat(np.arange(n_queries), np.diff(judged_offsets)) * width + judged_documents
+    )
+    order = np.argsort(judged_keys, kind="stable")
+    sorted_keys = judged_keys[order]
+    where = np.minimum(np.searchsorted(sorted_keys, run_keys), max(sorted_keys.size - 1, 0))
+    found = sorted_keys.size > 0
+    found = (
+        found & (sorted_keys[where] == run_keys)
+        if sorted_keys.size
+        else np.zeros(run_keys.size, bool)
+    )
+    labels = np.where(found, judged_labels[order][where] if sorted_keys.size else 0.0, np.nan)
+    by_key = np.argsort(run_keys, kind="stable")
+    repeats = np.flatnonzero(run_keys[by_key][1:] == run_keys[by_key][:-1])
+    duplicate = int(by_key[repeats + 1].min()) if repeats.size else -1
+    return labels, duplicate

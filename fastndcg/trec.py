@@ -19,9 +19,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from fastndcg._arrow import as_arrow, group_column, ids_to_numpy
+from fastndcg._arrow import as_arrow, ids_to_numpy
 from fastndcg._engine import Engine, split_options
-from fastndcg._layout import Judgments, Layout, as_grade_vector, as_score_vector, finish_layout
+from fastndcg._layout import (
+    Judgments,
+    Layout,
+    as_grade_vector,
+    as_score_vector,
+    finish_layout,
+    group_codes,
+)
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 
@@ -204,39 +211,31 @@ def ndcg_run(
     judgments_table = read_qrels(qrels)
     run_table = read_run(run)
     _check_unique_pairs(judgments_table, "qrels")
-    _check_unique_pairs(run_table, "run")
+    codes = _RunCodes.encode(run_table, judgments_table)
 
-    judged_queries = pc.unique(judgments_table.column("qid"))
-    run_queries = pc.unique(run_table.column("qid"))
-    in_judged = pc.is_in(run_table.column("qid"), value_set=judged_queries)
-    n_unjudged = len(
-        pc.filter(run_queries, pc.invert(pc.is_in(run_queries, value_set=judged_queries)))
-    )
-    absent = pc.filter(judged_queries, pc.invert(pc.is_in(judged_queries, value_set=run_queries)))
+    absent = codes.absent_queries(judgments_table)
     if missing == "error" and len(absent):
         raise ValueError(
             f"{len(absent)} judged quer{'y is' if len(absent) == 1 else 'ies are'} not in the run "
             f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
         )
-
-    grade_of_row, judged = _join_grades(run_table, judgments_table)
-    keep = in_judged.to_numpy(zero_copy_only=False)
+    grades, judged = codes.grades(judgments_table, engine.use_numba)
+    keep = codes.judged_query[codes.query]
     if max_docs is not None:
-        keep &= _first_ranked(run_table, max_docs, engine)
+        keep &= _first_ranked(run_table, codes.query, max_docs, engine, codes)
     if judged_only:
         keep &= judged
-    kept = run_table.filter(pa.array(keep))
-    grades = grade_of_row[keep]
-    tie_key = _docid_descending_key(kept.column("docid")) if engine.ties == "docid_desc" else None
-    # judged run queries left without documents (judged_only) are scored as empty rankings
-    evaluated = pc.filter(run_queries, pc.is_in(run_queries, value_set=judged_queries))
-    emptied = pc.filter(
-        evaluated, pc.invert(pc.is_in(evaluated, value_set=pc.unique(kept.column("qid"))))
-    )
-    empty = pa.concat_arrays([emptied, absent]) if missing == "zero" else emptied
+    tie_key = codes.docid_descending_key()[keep] if engine.ties == "docid_desc" else None
 
     with engine.threads():
-        layout = _run_layout(kept, grades, empty, engine.use_numba)
+        layout = _run_layout(
+            codes,
+            keep,
+            grades[keep],
+            run_table,
+            absent if missing == "zero" else None,
+            engine.use_numba,
+        )
         if tie_key is not None and layout.row_order is not None:
             tie_key = tie_key[layout.row_order]
         judgments = None
@@ -245,30 +244,119 @@ def ndcg_run(
             judgments = Judgments.build(
                 ideal_grades, ids_to_numpy(judgments_table.column("qid")), engine.use_numba
             )
-        dcg, idcg = engine.score(layout, judgments=judgments, tie_key=tie_key)
+        dcg, idcg = engine.score(engine.held_scores(layout), judgments=judgments, tie_key=tie_key)
     return engine.finish(
         layout.query_ids,
         dcg,
         idcg,
-        extra={"n_missing": len(absent), "n_unjudged": int(n_unjudged)},
+        extra={"n_missing": len(absent), "n_unjudged": codes.n_unjudged},
     )
 
 
-def _join_grades(run: pa.Table, qrels: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """Grade of every run row (0 if unjudged, negative grades clipped to 0), and judged or not.
+class _RunCodes:
+    """Integer codes for a run's queries and documents, shared with the judgments.
 
-    Judged means a grade >= 0: trec_eval counts a negative grade as "in the pool, not judged".
+    Query codes number the run's queries in order of first appearance; document codes index the
+    run's distinct document ids. Joining grades and finding repeated documents then work query
+    by query on integers instead of hashing pairs of strings.
     """
-    rows = pa.array(np.arange(run.num_rows, dtype=np.int64))
-    left = pa.table([run.column("qid"), run.column("docid"), rows], names=["qid", "docid", "row"])
-    joined = left.join(qrels, keys=["qid", "docid"], join_type="inner")
-    where = joined.column("row").to_numpy()
-    labels = joined.column("grade").to_numpy()
-    grades = np.zeros(run.num_rows)
-    grades[where] = np.maximum(labels, 0.0)
-    judged = np.zeros(run.num_rows, dtype=bool)
-    judged[where] = labels >= 0
-    return grades, judged
+
+    def __init__(self, query, queries, document, documents, judged_query, n_unjudged):
+        self.query = query  # per run row
+        self.queries = queries  # distinct query ids of the run
+        self.document = document  # per run row
+        self.documents = documents  # distinct document ids of the run
+        self.judged_query = judged_query  # per run query: has judgments
+        self.n_unjudged = n_unjudged
+
+    @classmethod
+    def encode(cls, run: pa.Table, qrels: pa.Table) -> _RunCodes:
+        query, queries = _codes(run.column("qid"))
+        document, documents = _codes(run.column("docid"))
+        judged_query = np.zeros(len(queries), dtype=bool)
+        found = pc.index_in(qrels.column("qid"), value_set=queries).drop_null().to_numpy()
+        judged_query[found] = True
+        return cls(query, queries, document, documents, judged_query, int((~judged_query).sum()))
+
+    def absent_queries(self, qrels: pa.Table) -> pa.Array:
+        """Judged queries that the run does not contain, in order of first judgment."""
+        judged = pc.unique(qrels.column("qid"))
+        return pc.filter(judged, pc.invert(pc.is_in(judged, value_set=self.queries)))
+
+    def grades(self, qrels: pa.Table, use_numba: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Grade of every run row (0 if unjudged, negative grades clipped to 0), and judged or not.
+
+        Judged means a grade >= 0: trec_eval counts a negative grade as "in the pool, not judged".
+        Also checks that no document appears twice in a query of the run.
+        """
+        offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
+        documents = self.document if order is None else self.document[order]
+        query = pc.index_in(qrels.column("qid"), value_set=self.queries)
+        document = pc.index_in(qrels.column("docid"), value_set=self.documents)
+        both = pc.and_(pc.is_valid(query), pc.is_valid(document))
+        judged_query = query.filter(both).to_numpy().astype(np.int64)
+        grouping = np.argsort(judged_query, kind="stable")
+        judged_offsets = np.zeros(offsets.size, dtype=np.int64)
+        np.cumsum(np.bincount(judged_query, minlength=offsets.size - 1), out=judged_offsets[1:])
+        judged_documents = document.filter(both).to_numpy().astype(np.int64)[grouping]
+        judged_labels = qrels.column("grade").filter(both).to_numpy()[grouping]
+        labels, duplicate = _match(
+            offsets, documents, judged_offsets, judged_documents, judged_labels, use_numba
+        )
+        if duplicate >= 0:
+            row = int(duplicate if order is None else order[duplicate])
+            raise ValueError(
+                f"run lists document {self.documents[int(self.document[row])].as_py()!r} of query "
+                f"{self.queries[int(self.query[row])].as_py()!r} more than once; each (query, "
+                "document) pair must appear once"
+            )
+        if order is not None:
+            labels[order] = labels.copy()
+        matched = ~np.isnan(labels)
+        return np.where(matched, np.maximum(labels, 0.0), 0.0), matched & (labels >= 0)
+
+    def docid_descending_key(self) -> np.ndarray:
+        """Per run row, the rank of its document id in descending byte order (trec_eval's ties)."""
+        order = pc.array_sort_indices(self.documents.cast(pa.binary()), order="descending")
+        rank = np.empty(len(self.documents), dtype=np.int64)
+        rank[order.to_numpy()] = np.arange(len(self.documents), dtype=np.int64)
+        return rank[self.document]
+
+
+def _match(offsets, documents, judged_offsets, judged_documents, judged_labels, use_numba):
+    """Labels of the run rows grouped by query, and a repeated run row (-1 if none)."""
+    labels = judged_labels.astype(np.float64)
+    if not use_numba:
+        from fastndcg._numpy import match_judgments
+
+        return match_judgments(offsets, documents, judged_offsets, judged_documents, labels)
+    import numba
+
+    from fastndcg._backends import chunk_bounds
+    from fastndcg._kernels import match_judgments
+
+    bounds = chunk_bounds(offsets, 4 * numba.get_num_threads())
+    out = np.empty(documents.size)
+    duplicates = np.full(bounds.size - 1, -1, dtype=np.int64)
+    match_judgments(
+        bounds, offsets, documents, judged_offsets, judged_documents, labels, out, duplicates
+    )
+    found = duplicates[duplicates >= 0]
+    return out, int(found.min()) if found.size else -1
+
+
+def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """Codes (int64, by first appearance) and the distinct values of a string column."""
+    encoded = pc.dictionary_encode(
+        values.unify_dictionaries() if pa.types.is_dictionary(values.type) else values
+    )
+    encoded = encoded.unify_dictionaries()
+    if encoded.num_chunks == 0:
+        return np.zeros(0, dtype=np.int64), pa.array([], type=pa.string())
+    codes = np.concatenate(
+        [chunk.indices.to_numpy(zero_copy_only=False) for chunk in encoded.chunks]
+    )
+    return codes.astype(np.int64), encoded.chunk(0).dictionary
 
 
 def _check_max_docs(max_docs: Any, ties: str) -> None:
@@ -281,21 +369,19 @@ def _check_max_docs(max_docs: Any, ties: str) -> None:
         )
 
 
-def _first_ranked(run: pa.Table, max_docs: int, engine: Engine) -> np.ndarray:
+def _first_ranked(
+    run: pa.Table, query: np.ndarray, max_docs: int, engine: Engine, codes: _RunCodes
+) -> np.ndarray:
     """Which run rows are among the first ``max_docs`` of their query's ranking.
 
     The ranking is the one the engine scores: by score as held (``score_dtype``) descending,
     ties by document id descending or in run order (``engine.ties``).
     """
     n = run.num_rows
-    codes = pc.dictionary_encode(run.column("qid")).combine_chunks().indices.to_numpy()
     scores = engine.held(run.column("score").to_numpy())
-    if engine.ties == "docid_desc":
-        tie = _docid_descending_key(run.column("docid"))
-    else:
-        tie = np.arange(n)
-    order = np.lexsort((tie, -scores, codes))
-    grouped = codes[order]
+    tie = codes.docid_descending_key() if engine.ties == "docid_desc" else np.arange(n)
+    order = np.lexsort((tie, -scores, query))
+    grouped = query[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
     rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
     keep = np.zeros(n, dtype=bool)
@@ -303,22 +389,27 @@ def _first_ranked(run: pa.Table, max_docs: int, engine: Engine) -> np.ndarray:
     return keep
 
 
-def _docid_descending_key(docids: pa.ChunkedArray) -> np.ndarray:
-    """Per row, the position of its document id in descending byte order (trec_eval's ties)."""
-    order = pc.array_sort_indices(docids.combine_chunks().cast(pa.binary()), order="descending")
-    key = np.empty(len(docids), dtype=np.int64)
-    key[order.to_numpy()] = np.arange(len(docids), dtype=np.int64)
-    return key
+def _run_layout(
+    codes: _RunCodes,
+    keep: np.ndarray,
+    grades: np.ndarray,
+    run: pa.Table,
+    absent: pa.Array | None,
+    use_numba: bool,
+) -> Layout:
+    """The kept run rows grouped by query, then the ``absent`` judged queries as empty rankings.
 
-
-def _run_layout(run: pa.Table, grades: np.ndarray, empty: pa.Array, use_numba: bool) -> Layout:
-    """Layout of the run grouped by query, then the queries in ``empty`` as empty lists."""
-    offsets, ids, order = group_column(run.column("qid"), "qid", use_numba)
-    query_ids = ids_to_numpy(ids)
-    if len(empty):
-        offsets = np.concatenate([offsets, np.full(len(empty), offsets[-1])])
-        query_ids = np.concatenate([query_ids, ids_to_numpy(empty)])
-    scores = as_score_vector(run.column("score").to_numpy(), "scores")
+    Every judged query of the run gets a list, even when no row of it was kept.
+    """
+    judged = np.flatnonzero(codes.judged_query)
+    renumber = np.full(codes.judged_query.size, -1, dtype=np.int64)
+    renumber[judged] = np.arange(judged.size)
+    offsets, _, order = group_codes(renumber[codes.query[keep]], judged)
+    query_ids = ids_to_numpy(codes.queries.take(pa.array(judged)))
+    if absent is not None and len(absent):
+        offsets = np.concatenate([offsets, np.full(len(absent), offsets[-1])])
+        query_ids = np.concatenate([query_ids, ids_to_numpy(absent)])
+    scores = as_score_vector(run.column("score").to_numpy()[keep], "scores")
     return finish_layout(
         offsets,
         as_grade_vector(grades, "grades"),

@@ -156,7 +156,7 @@ def test_duplicate_pairs_are_errors():
     run = pa.table({"qid": ["a"], "docid": ["d1"], "score": [0.5]})
     with pytest.raises(ValueError, match="qrels lists document 'd1' of query 'a' 2 times"):
         fastndcg.ndcg_run(qrels, run)
-    with pytest.raises(ValueError, match="run lists document 'd1' of query 'a' 2 times"):
+    with pytest.raises(ValueError, match="run lists document 'd1' of query 'a' more than once"):
         fastndcg.ndcg_run(
             qrels.slice(0, 1),
             pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "score": [0.5, 0.4]}),
@@ -205,3 +205,33 @@ def test_derived_runs_match_the_predictions_files(backend):
     )
     assert list(map(str, table.query_ids)) == list(run.query_ids)
     np.testing.assert_allclose(run.per_query, table.per_query, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed):
+    """Run rows in any order, judgments for documents in and out of the run, unjudged queries."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    run_rows = [(f"q{q}", f"d{d}", float(rng.integers(0, 4))) for q in range(12) for d in rng.choice(40, rng.integers(0, 15), replace=False)]
+    qrels_rows = [(f"q{q}", f"d{d}", int(rng.integers(-1, 4))) for q in range(3, 16) for d in rng.choice(40, 10, replace=False)]
+    run = pd.DataFrame(run_rows, columns=["qid", "docid", "score"]).sample(frac=1.0, random_state=seed)
+    qrels = pd.DataFrame(qrels_rows, columns=["qid", "docid", "grade"])
+    for judged_only in (False, True):
+        result = fastndcg.ndcg_run(qrels, run, k=[5, None], gain="linear", missing="skip", judged_only=judged_only, zero_idcg="zero", backend=backend)
+        merged = run.merge(qrels, on=["qid", "docid"], how="left")
+        if judged_only:
+            merged = merged[merged["grade"] >= 0]
+        merged = merged[merged["qid"].isin(set(qrels["qid"]))]
+        for q, value in zip(result.query_ids, result.per_query, strict=True):
+            rows = merged[merged["qid"] == q]
+            ideal = np.maximum(qrels[qrels["qid"] == q]["grade"].to_numpy(float), 0.0)
+            if rows.empty:
+                expected = fastndcg.ndcg(np.zeros(0), np.zeros(0), k=[5, None], gain="linear", ideal="global", ideal_grades=ideal, ideal_offsets=[0, ideal.size], zero_idcg="zero")
+                assert np.all(value == 0.0) or expected.n_queries == 0
+                continue
+            expected = fastndcg.ndcg(
+                np.maximum(rows["grade"].fillna(0).to_numpy(float), 0.0), rows["score"].to_numpy(), k=[5, None], gain="linear",
+                ideal="global", ideal_grades=ideal, ideal_offsets=[0, ideal.size], zero_idcg="zero",
+            )
+            np.testing.assert_allclose(value, expected.per_query[0], rtol=1e-13)

@@ -226,9 +226,8 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed):
         for q, value in zip(result.query_ids, result.per_query, strict=True):
             rows = merged[merged["qid"] == q]
             ideal = np.maximum(qrels[qrels["qid"] == q]["grade"].to_numpy(float), 0.0)
-            if rows.empty:
-                expected = fastndcg.ndcg(np.zeros(0), np.zeros(0), k=[5, None], gain="linear", ideal="global", ideal_grades=ideal, ideal_offsets=[0, ideal.size], zero_idcg="zero")
-                assert np.all(value == 0.0) or expected.n_queries == 0
+            if rows.empty:  # every document removed by judged_only: an empty ranking
+                assert np.all(value == 0.0)
                 continue
             expected = fastndcg.ndcg(
                 np.maximum(rows["grade"].fillna(0).to_numpy(float), 0.0), rows["score"].to_numpy(), k=[5, None], gain="linear",

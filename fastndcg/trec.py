@@ -144,13 +144,21 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
     return pa.table(arrays, names=wanted)
 
 
-def _check_unique_pairs(table: pa.Table, kind: str) -> None:
-    pairs = table.group_by(["qid", "docid"]).aggregate([([], "count_all")])
-    if pairs.num_rows != table.num_rows:
-        repeated = pairs.filter(pc.greater(pairs.column("count_all"), 1)).slice(0, 1).to_pylist()[0]
+def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> None:
+    """Raise a ValueError when a (query, document) pair appears twice in ``table``."""
+    query, queries = _codes(table.column("qid"))
+    document, documents = _codes(table.column("docid"))
+    offsets, _, order = group_codes(query, np.arange(len(queries)))
+    grouped = document if order is None else document[order]
+    no_judgments = np.zeros(offsets.size, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    _, repeated = _match(offsets, grouped, no_judgments, empty, empty.astype(float), use_numba)
+    if repeated >= 0:
+        row = int(repeated if order is None else order[repeated])
         raise ValueError(
-            f"{kind} lists document {repeated['docid']!r} of query {repeated['qid']!r} "
-            f"{repeated['count_all']} times; each (query, document) pair must appear once"
+            f"{kind} lists document {documents[int(document[row])].as_py()!r} of query "
+            f"{queries[int(query[row])].as_py()!r} more than once; each (query, document) pair "
+            "must appear once"
         )
 
 
@@ -210,7 +218,7 @@ def ndcg_run(
         _check_max_docs(max_docs, engine.ties)
     judgments_table = read_qrels(qrels)
     run_table = read_run(run)
-    _check_unique_pairs(judgments_table, "qrels")
+    _check_unique_pairs(judgments_table, "qrels", engine.use_numba)
     codes = _RunCodes.encode(run_table, judgments_table)
 
     absent = codes.absent_queries(judgments_table)

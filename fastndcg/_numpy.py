@@ -237,16 +237,13 @@ def match_judgments(offsets, documents, judged_offsets, judged_documents, judged
     judged_keys = (
         np.repeat(np.arange(n_queries), np.diff(judged_offsets)) * width + judged_documents
     )
-    order = np.argsort(judged_keys, kind="stable")
-    sorted_keys = judged_keys[order]
-    where = np.minimum(np.searchsorted(sorted_keys, run_keys), max(sorted_keys.size - 1, 0))
-    found = sorted_keys.size > 0
-    found = (
-        found & (sorted_keys[where] == run_keys)
-        if sorted_keys.size
-        else np.zeros(run_keys.size, bool)
-    )
-    labels = np.where(found, judged_labels[order][where] if sorted_keys.size else 0.0, np.nan)
+    labels = np.full(run_keys.size, np.nan)
+    if judged_keys.size:
+        order = np.argsort(judged_keys, kind="stable")
+        sorted_keys = judged_keys[order]
+        where = np.minimum(np.searchsorted(sorted_keys, run_keys), sorted_keys.size - 1)
+        found = sorted_keys[where] == run_keys
+        labels[found] = judged_labels[order][where[found]]
     by_key = np.argsort(run_keys, kind="stable")
     repeats = np.flatnonzero(run_keys[by_key][1:] == run_keys[by_key][:-1])
     duplicate = int(by_key[repeats + 1].min()) if repeats.size else -1

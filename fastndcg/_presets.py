@@ -70,6 +70,9 @@ EXP2_TABLE = tuple(float(2**g - 1) for g in range(31))  # LightGBM's default lab
 class Preset:
     """A tool's NDCG definition: the options that reproduce its per-query values.
 
+    ``preset=`` takes a registered name or a Preset of one's own, e.g. a team's definition:
+    ``Preset("ours", "our dashboards", {"k": 10, "gain": "exp2", "ties": "stable"})``.
+
     Attributes
     ----------
     name : str
@@ -92,6 +95,12 @@ class Preset:
     parity: str = ""
 
     def __post_init__(self) -> None:
+        unknown = sorted(set(self.options) - set(SETTINGS))
+        if unknown:
+            raise ValueError(
+                f"preset {self.name!r} sets unknown option(s) {', '.join(unknown)}; a preset sets "
+                f"{', '.join(SETTINGS)}"
+            )
         ordered = sorted(self.options.items(), key=lambda item: SETTINGS.index(item[0]))
         object.__setattr__(self, "options", MappingProxyType(dict(ordered)))
 

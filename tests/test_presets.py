@@ -261,7 +261,33 @@ def test_compare_definitions():
     side = comparison.per_query(3)
     assert side.column_names == ["query_id", "ours", "lgb", "stable"]
     assert "Comparison with 'ours'" in repr(comparison) and "ties=stable" in repr(comparison)
-    assert comparison.to_arrow().num_rows == 6
+    assert comparison.to_arrow().num_rows == 6 and comparison.to_pandas().shape == (6, 9)
+    frame = pa.table({"qid": QID, "grade": GRADES, "score": SCORES}).to_pandas()
+    for using in ("ndcg_table", fastndcg.ndcg_table):
+        same = fastndcg.compare_definitions(
+            frame,
+            using=using,
+            k=[1, 3],
+            definitions={
+                "ours": {"ties": "average"},
+                "lgb": "lightgbm",
+                "stable": {"ties": "stable"},
+            },
+        )
+        assert same.rows == comparison.rows
+
+
+def test_presets_of_ones_own():
+    ours = fastndcg.Preset("ours", "our dashboards", {"ties": "stable", "k": 3, "gain": "linear"})
+    assert list(ours.options) == ["k", "gain", "ties"]
+    result = fastndcg.ndcg(GRADES, SCORES, qid=QID, preset=ours)
+    expected = fastndcg.ndcg(GRADES, SCORES, qid=QID, k=3, gain="linear", ties="stable")
+    np.testing.assert_array_equal(result.per_query, expected.per_query)
+    assert result.options["preset"] == "ours"
+    with pytest.raises(
+        ValueError, match="preset 'bad' sets unknown option\\(s\\) cutoff; a preset sets k, "
+    ):
+        fastndcg.Preset("bad", "typo", {"cutoff": 3})
 
 
 def test_compare_definitions_errors_and_labels(tmp_path):

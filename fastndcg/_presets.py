@@ -173,7 +173,9 @@ _REGISTRY = (
             decimals=5,
         ),
         "k: the script's k argument (20 in the Web track)",
-        "per query exactly (values rounded to 5 decimals); numeric query ids, labels <= 4",
+        "per query exactly (values rounded to 5 decimals), where gdeval runs: numeric query "
+        "ids and labels <= 4 (it cuts ids at the last '-', and ir_measures then scores the "
+        "real ids 0)",
     ),
     Preset(
         "sklearn",

@@ -12,7 +12,10 @@ import itertools
 import json
 import logging
 import os
+import subprocess
+import sys
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -322,6 +325,32 @@ def test_each_task_runs_with_the_intended_numba_threads(client, table):
     assert client.run(pool) == before  # set per task, never through the environment
     with pytest.raises(ValueError, match="ran with 1 Numba threads; 3 wanted"):
         fdask.ndcg(ddf, k=5, gain=thread_probe(3)).compute()
+
+
+WORKQUEUE = """
+import sys
+sys.path.insert(0, {tests!r})
+import dask, dask.dataframe as dd, numba
+import fastndcg.dask
+from scaleout_data import assert_same_per_query, judged_table, reference, shuffled
+table = judged_table(n_queries=400, seed=2)
+ddf = dd.from_pandas(shuffled(table).to_pandas(), npartitions=12, sort=False)
+expected, _ = reference(table, k=5)
+with dask.config.set(scheduler="threads", num_workers=4):
+    for _ in range(3):
+        assert_same_per_query(fastndcg.dask.per_query(ddf, k=5).compute(), expected)
+print(numba.threading_layer())
+"""
+
+
+@pytest.mark.numba
+def test_concurrent_tasks_under_the_workqueue_threading_layer():
+    """Numba's workqueue layer kills the process when two threads launch kernels at once."""
+    code = WORKQUEUE.format(tests=str(Path(__file__).parent))
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "workqueue"
 
 
 @pytest.mark.numba

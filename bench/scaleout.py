@@ -8,9 +8,11 @@ Not part of the pytest suites. It writes two layouts of the same rows once (reus
 
 and times, in one run on this machine:
 
-- single-machine streaming (:func:`fastndcg.ndcg_parquet` on ``clustered/``, all cores);
+- single-machine streaming (:func:`fastndcg.ndcg_parquet` on ``clustered/``), with all Numba
+  threads (the reference) and with one;
 - Dask on a LocalCluster of one single-threaded worker per core: co-located files without a
-  shuffle (``colocated=True``), and the scattered files with the shuffle on the query id;
+  shuffle (``colocated=True``; one Numba thread per task, the default, and all of them), and
+  the scattered files with the shuffle on the query id;
 - local Spark (``local[N]``): ``repartition`` on the query id + ``mapInArrow`` on the scattered
   files, with Spark's default Arrow batches (10,000 rows) and with 131,072-row batches, and the
   co-located files without a shuffle.
@@ -113,12 +115,16 @@ def collected(*args, **kwargs):
 
 
 def run_single(folder: Path, repeat: int) -> tuple[list[dict], pd.DataFrame, float]:
+    """The reference (all Numba threads), and the same with one thread."""
     wall, result = timed(repeat, fastndcg.ndcg_parquet, folder / "clustered", k=K)
-    frame = result.to_pandas()
-    row = dict(path="single machine, ndcg_parquet streaming (clustered files)",
-               per_query_s=wall, aggregate_s=wall, queries=result.n_queries, duplicates=0,
-               missing=0, extra=0, max_abs_diff=0.0)  # fmt: skip
-    return [row], frame, float(result)
+    frame, mean = result.to_pandas(), float(result)
+    rows = [dict(path="single machine, ndcg_parquet streaming, all Numba threads",
+                 per_query_s=wall, aggregate_s=wall)]  # fmt: skip
+    wall, one = timed(repeat, fastndcg.ndcg_parquet, folder / "clustered", k=K, n_threads=1)
+    rows.append(dict(path="single machine, ndcg_parquet streaming, 1 Numba thread",
+                     per_query_s=wall, aggregate_s=wall, mean_diff=abs(float(one) - mean),
+                     **agreement(one.to_pandas(), frame)))  # fmt: skip
+    return rows, frame, mean
 
 
 def run_dask(
@@ -137,12 +143,14 @@ def run_dask(
         tiny = dd.from_pandas(reference.head(1000).rename(columns={"query_id": "qid"})
                               .assign(grade=1, score=0.5)[COLUMNS], npartitions=2)  # fmt: skip
         fdask.ndcg(tiny, k=K).compute()  # workers import and load the Numba cache
-        for label, layout, colocated in (
-            ("Dask, co-located files, no shuffle", "clustered", True),
-            ("Dask, scattered rows, shuffle on qid (p2p)", "shuffled", False),
-        ):
+        for label, layout, colocated, threads in (
+            ("Dask, co-located files, no shuffle", "clustered", True, 1),
+            ("Dask, co-located files, no shuffle, all Numba threads per task", "clustered",
+             True, None),
+            ("Dask, scattered rows, shuffle on qid (p2p)", "shuffled", False, 1),
+        ):  # fmt: skip
             ddf = fdask.read_parquet(folder / layout, columns=COLUMNS, colocated=colocated)
-            options = dict(k=K, colocated=colocated)
+            options = dict(k=K, colocated=colocated, n_threads=threads)
             per_query_s, got = timed(repeat, computed, fdask.per_query, ddf, **options)
             aggregate_s, total = timed(repeat, computed, fdask.ndcg, ddf, **options)
             rows.append(dict(path=f"{label} ({ddf.npartitions} partitions)",
@@ -203,7 +211,7 @@ def table(rows: list[dict], n_rows: int) -> str:
     for r in rows:
         agree = (
             "reference"
-            if r["path"].startswith("single")
+            if "queries" not in r
             else f"{r['queries']:,} queries, {r['duplicates']} duplicated, {r['missing']} missing, "
             f"max diff {r['max_abs_diff']:.1e}; mean diff {r['mean_diff']:.1e}"
         )

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastndcg._engine import KEYED_TIES
 from fastndcg._options import choose, plain
 from fastndcg._presets import TOOL_AGGREGATES, resolve, round_half_even, tool_mean
 from fastndcg._result import cutoff_label
@@ -34,7 +35,7 @@ from fastndcg.stream import StreamScorer
 
 ENGINES = ("dask", "spark")
 VALIDATIONS = ("ranges", "exact")
-_WORKQUEUE_LOCK = threading.Lock()  # see Job._kernels
+_WORKQUEUE_LOCK = threading.Lock()  # see Job._kernel_turn
 # Tie rules whose result does not depend on the order of the rows inside a query.
 ORDER_FREE_TIES = ("average", "pessimistic", "optimistic")
 
@@ -114,7 +115,12 @@ class Job:
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
         engine = StreamScorer(qid=qid, grade=grade, score=score, **options).engine
-        if engine.ties == "random":
+        if engine.ties in KEYED_TIES and score is not None:
+            raise ValueError(
+                f"ties={engine.ties!r} orders ties by document id, which only TREC runs carry "
+                "(fastndcg.ndcg_run); pass another tie rule"
+            )
+        if engine.ties == "random" and score is not None:
             raise ValueError(
                 "ties='random' keys every tie on the row's position in the whole input, which a "
                 "partitioned DataFrame does not define; use ties='average', the exact expected "
@@ -196,7 +202,7 @@ class Job:
         if not _ascending(ids):
             table = table.take(pc.sort_indices(table, sort_keys=[(self.qid, "ascending")]))
         scorer = self.scorer()
-        with self._kernels():
+        with self._kernel_turn():
             results = [scorer.feed(table), scorer.finish()]
         batches = [self._rounded(b) for b in results if b.num_rows]
         return pa.Table.from_batches(batches, schema=self.output_schema(ids.type))
@@ -205,16 +211,16 @@ class Job:
         """Per-query results of a stream of batches grouped by query (split queries carried)."""
         scorer = self.scorer()
         for batch in batches:
-            with self._kernels():
+            with self._kernel_turn():
                 out = scorer.feed(self._prepared(batch))
             if out.num_rows:
                 yield self._rounded(out)
-        with self._kernels():
+        with self._kernel_turn():
             last = scorer.finish()
         if last.num_rows:
             yield self._rounded(last)
 
-    def _kernels(self) -> contextlib.AbstractContextManager:
+    def _kernel_turn(self) -> contextlib.AbstractContextManager:
         """Hold the kernels for this thread where the threading layer cannot share them.
 
         Numba's ``workqueue`` layer (used where neither OpenMP nor TBB is available) terminates

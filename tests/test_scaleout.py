@@ -168,6 +168,10 @@ def test_job_checks_options_before_any_task():
     Job.create(options=dict(ties="stable"), keeps_order=True, **make)
     with pytest.raises(ValueError, match="ties='random' keys every tie"):
         Job.create(options=dict(ties="random", seed=1), keeps_order=True, **make)
+    with pytest.raises(ValueError, match="ties='docid_desc' orders ties by document id"):
+        Job.create(options=dict(ties="docid_desc"), keeps_order=True, **make)
+    with pytest.raises(ValueError, match="preset 'trec_eval' orders tied scores by document id"):
+        Job.create(options=dict(preset="trec_eval"), keeps_order=True, **make)
     with pytest.raises(ValueError, match="n_threads must be a positive int or None; got 0"):
         Job.create(options={}, keeps_order=True, **{**make, "n_threads": 0})
     with pytest.raises(TypeError, match="grade= must be a column name"):

@@ -53,51 +53,47 @@ SMALL_SELECT = 128  # selections up to this size use an insertion buffer instead
 
 
 # ---------------------------------------------------------------------------------------------
-# reading values of any supported dtype
+# reading values of any supported dtype: each query is copied once into float64 scratch
 
 
-@njit(cache=True, inline="always")
-def _grade_at(views, code, i):
-    """Grade of row ``i`` as float64; ``views`` holds (f8, f4, i8, i4, i2, i1, u1) arrays."""
+@njit(cache=True)
+def _load_grades(views, code, s, n, out):
+    """``out[:n]`` = rows ``s:s+n`` of the column in slot ``code`` of ``views``, as float64.
+
+    ``views`` holds (f8, f4, i8, i4, i2, i1, u1) arrays, the column in one slot.
+    """
     if code == 0:
-        return views[0][i]
-    if code == 1:
-        return np.float64(views[1][i])
-    if code == 2:
-        return np.float64(views[2][i])
-    if code == 3:
-        return np.float64(views[3][i])
-    if code == 4:
-        return np.float64(views[4][i])
-    if code == 5:
-        return np.float64(views[5][i])
-    return np.float64(views[6][i])
+        for t in range(n):
+            out[t] = views[0][s + t]
+    elif code == 1:
+        for t in range(n):
+            out[t] = views[1][s + t]
+    elif code == 2:
+        for t in range(n):
+            out[t] = views[2][s + t]
+    elif code == 3:
+        for t in range(n):
+            out[t] = views[3][s + t]
+    elif code == 4:
+        for t in range(n):
+            out[t] = views[4][s + t]
+    elif code == 5:
+        for t in range(n):
+            out[t] = views[5][s + t]
+    else:
+        for t in range(n):
+            out[t] = views[6][s + t]
 
 
-@njit(cache=True, inline="always")
-def _length(views, code):
-    """Length of the array in slot ``code`` of a grade-views tuple."""
+@njit(cache=True)
+def _load_scores(views, code, s, n, out):
+    """``out[:n]`` = rows ``s:s+n`` of the scores in slot ``code`` of the (f8, f4) ``views``."""
     if code == 0:
-        return views[0].size
-    if code == 1:
-        return views[1].size
-    if code == 2:
-        return views[2].size
-    if code == 3:
-        return views[3].size
-    if code == 4:
-        return views[4].size
-    if code == 5:
-        return views[5].size
-    return views[6].size
-
-
-@njit(cache=True, inline="always")
-def _score_at(views, code, i):
-    """Score of row ``i`` as float64; ``views`` holds (f8, f4) arrays."""
-    if code == 0:
-        return views[0][i]
-    return np.float64(views[1][i])
+        for t in range(n):
+            out[t] = views[0][s + t]
+    else:
+        for t in range(n):
+            out[t] = views[1][s + t]
 
 
 @njit(cache=True, inline="always")
@@ -119,47 +115,34 @@ def _gain(grade, gain_mode, gain_table):
 
 
 # ---------------------------------------------------------------------------------------------
-# ranking: score descending; equal scores ordered by the tie rule (rarely consulted)
+# ranking: score descending; equal scores ordered by the tie rule (rarely consulted).
+# Rows are local positions 0..n-1 of the query; ``first`` is the global row of position 0.
 
 
 @njit(cache=True)
-def _tie_before(i, j, grades, grade_code, tie_mode, tie_key, seed, gain_mode, gain_table):
-    """Whether row ``i`` goes before row ``j`` when their scores are equal."""
+def _tie_before(a, b, grades, first, tie_mode, tie_key, seed, gain_mode, gain_table):
+    """Whether position ``a`` goes before position ``b`` when their scores are equal."""
     if tie_mode == TIE_PESSIMISTIC or tie_mode == TIE_OPTIMISTIC:
-        gi = _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
-        gj = _gain(_grade_at(grades, grade_code, j), gain_mode, gain_table)
-        if gi != gj:
-            return (gi < gj) if tie_mode == TIE_PESSIMISTIC else (gi > gj)
+        ga = _gain(grades[a], gain_mode, gain_table)
+        gb = _gain(grades[b], gain_mode, gain_table)
+        if ga != gb:
+            return (ga < gb) if tie_mode == TIE_PESSIMISTIC else (ga > gb)
     elif tie_mode == TIE_RANDOM:
-        ki = random_key(seed, i)
-        kj = random_key(seed, j)
-        if ki != kj:
-            return ki < kj
+        ka = random_key(seed, first + a)
+        kb = random_key(seed, first + b)
+        if ka != kb:
+            return ka < kb
     elif tie_mode == TIE_KEY:
-        if tie_key[i] != tie_key[j]:
-            return tie_key[i] < tie_key[j]
-    return i < j  # "stable" and "average": input order
+        if tie_key[first + a] != tie_key[first + b]:
+            return tie_key[first + a] < tie_key[first + b]
+    return a < b  # "stable" and "average": input order
 
 
 @njit(cache=True)
 def _select_by_score(
-    buf,
-    top,
-    hist,
-    s,
-    e,
-    count,
-    scores,
-    score_code,
-    grades,
-    grade_code,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
+    buf, top, hist, n, count, scores, grades, first, tie_mode, tie_key, seed, gain_mode, gain_table
 ):
-    """Best ``count`` rows of ``s:e`` (``count < e - s``) into ``buf``/``top``, best first.
+    """Best ``count`` of the ``n`` positions (``count < n``) into ``buf``/``top``, best first.
 
     An insertion buffer with a running threshold: almost every row is rejected by one
     comparison. When ``hist`` is not empty, the same pass counts the integer grade levels of all
@@ -169,30 +152,22 @@ def _select_by_score(
     counting = hist.size > 1
     threshold = -np.inf
     tied = np.nan
-    for i in range(s, e):
+    for i in range(n):
         if counting:
-            hist[np.int64(_grade_at(grades, grade_code, i))] += 1
-        x = _score_at(scores, score_code, i)
-        filled = i - s < count
+            hist[np.int64(grades[i])] += 1
+        x = scores[i]
+        filled = i < count
         if not filled and x <= threshold:
             if x == threshold:
                 tied = threshold
                 if not _tie_before(
-                    i,
-                    buf[count - 1],
-                    grades,
-                    grade_code,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
+                    i, buf[count - 1], grades, first, tie_mode, tie_key, seed, gain_mode, gain_table
                 ):
                     continue
             else:
                 continue
         if filled:
-            p = i - s
+            p = i
         else:
             p = count - 1
             if count > 1 and top[count - 2] == threshold:
@@ -202,15 +177,7 @@ def _select_by_score(
             or (
                 x == top[p - 1]
                 and _tie_before(
-                    i,
-                    buf[p - 1],
-                    grades,
-                    grade_code,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
+                    i, buf[p - 1], grades, first, tie_mode, tie_key, seed, gain_mode, gain_table
                 )
             )
         ):
@@ -219,7 +186,7 @@ def _select_by_score(
             p -= 1
         buf[p] = i
         top[p] = x
-        if i - s >= count - 1:
+        if i >= count - 1:
             threshold = top[count - 1]
     return tied
 
@@ -230,22 +197,20 @@ def _sort_by_score(
     top,
     tmp_buf,
     tmp_top,
-    s,
     n,
     scores,
-    score_code,
     grades,
-    grade_code,
+    first,
     tie_mode,
     tie_key,
     seed,
     gain_mode,
     gain_table,
 ):
-    """All rows of ``s:s+n`` into ``buf``/``top`` in rank order: a stable merge sort of pairs."""
+    """All ``n`` positions into ``buf``/``top`` in rank order: a stable merge sort of pairs."""
     for t in range(n):
-        buf[t] = s + t
-        top[t] = _score_at(scores, score_code, s + t)
+        buf[t] = t
+        top[t] = scores[t]
     for a in range(0, n, _MERGE_RUN):
         b = min(a + _MERGE_RUN, n)
         for t in range(a + 1, b):
@@ -257,15 +222,7 @@ def _sort_by_score(
                 or (
                     x == top[p - 1]
                     and _tie_before(
-                        i,
-                        buf[p - 1],
-                        grades,
-                        grade_code,
-                        tie_mode,
-                        tie_key,
-                        seed,
-                        gain_mode,
-                        gain_table,
+                        i, buf[p - 1], grades, first, tie_mode, tie_key, seed, gain_mode, gain_table
                     )
                 )
             ):
@@ -291,7 +248,7 @@ def _sort_by_score(
                         src_buf[j],
                         src_buf[i],
                         grades,
-                        grade_code,
+                        first,
                         tie_mode,
                         tie_key,
                         seed,
@@ -351,21 +308,21 @@ def _sort_desc(values, n):
 
 
 @njit(cache=True)
-def _count_levels(hist, s, e, grades, grade_code):
-    """Histogram of integer grade levels of rows ``s:e``, in four interleaved copies.
+def _count_levels(hist, grades, n):
+    """Histogram of the integer grade levels of ``grades[:n]``, in four interleaved copies.
 
     Four copies break the store-to-load chain of consecutive rows with the same grade.
     """
     n_levels = hist.size // 4
-    i = s
-    while i + 4 <= e:
-        hist[np.int64(_grade_at(grades, grade_code, i))] += 1
-        hist[n_levels + np.int64(_grade_at(grades, grade_code, i + 1))] += 1
-        hist[2 * n_levels + np.int64(_grade_at(grades, grade_code, i + 2))] += 1
-        hist[3 * n_levels + np.int64(_grade_at(grades, grade_code, i + 3))] += 1
+    i = 0
+    while i + 4 <= n:
+        hist[np.int64(grades[i])] += 1
+        hist[n_levels + np.int64(grades[i + 1])] += 1
+        hist[2 * n_levels + np.int64(grades[i + 2])] += 1
+        hist[3 * n_levels + np.int64(grades[i + 3])] += 1
         i += 4
-    while i < e:
-        hist[np.int64(_grade_at(grades, grade_code, i))] += 1
+    while i < n:
+        hist[np.int64(grades[i])] += 1
         i += 1
 
 
@@ -374,11 +331,9 @@ def _ideal_prefix(
     prefix,
     vals,
     hist,
-    s,
-    e,
-    count,
     grades,
-    grade_code,
+    n,
+    count,
     gain_mode,
     gain_table,
     level_order,
@@ -386,7 +341,7 @@ def _ideal_prefix(
     discount,
     counted,
 ):
-    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of rows ``s:e``, for ``r <= count``.
+    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``.
 
     ``counted``: the grade levels of these rows are already in ``hist``.
     """
@@ -394,7 +349,7 @@ def _ideal_prefix(
     n_levels = level_order.size
     if n_levels > 0:
         if not counted:
-            _count_levels(hist, s, e, grades, grade_code)
+            _count_levels(hist, grades, n)
         pos = 0
         for lv in range(n_levels):
             level = level_order[lv]
@@ -413,15 +368,14 @@ def _ideal_prefix(
             pos += filled
         hist[:] = 0
         return
-    n = e - s
     if count > SMALL_SELECT or count == n:
         for t in range(n):
-            vals[t] = _gain(_grade_at(grades, grade_code, s + t), gain_mode, gain_table)
+            vals[t] = _gain(grades[t], gain_mode, gain_table)
         _sort_desc(vals, n)
     else:
         filled = 0
-        for i in range(s, e):
-            g = _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
+        for i in range(n):
+            g = _gain(grades[i], gain_mode, gain_table)
             if filled < count:
                 p = filled
                 filled += 1
@@ -439,17 +393,7 @@ def _ideal_prefix(
 
 @njit(cache=True)
 def _local_ideal(
-    vals,
-    buf,
-    mean_gain,
-    group_end,
-    cut,
-    average,
-    grades,
-    grade_code,
-    gain_mode,
-    gain_table,
-    discount,
+    vals, buf, mean_gain, group_end, cut, average, grades, gain_mode, gain_table, discount
 ):
     """Ideal DCG of the top ``cut`` rows re-sorted by gain.
 
@@ -460,7 +404,7 @@ def _local_ideal(
         if average and group_end[t] > cut:
             vals[t] = mean_gain[t]
         else:
-            vals[t] = _gain(_grade_at(grades, grade_code, buf[t]), gain_mode, gain_table)
+            vals[t] = _gain(grades[buf[t]], gain_mode, gain_table)
     _sort_desc(vals, cut)
     total = 0.0
     for t in range(cut):
@@ -513,6 +457,9 @@ def _score_chunk(
         longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
     cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)
+    g = np.empty(size, dtype=np.float64)  # the query's grades
+    sc = np.empty(size, dtype=np.float64)  # the query's scores
+    ig = np.empty(max(longest_ideal, 1), dtype=np.float64)  # its judgment list (global ideal)
     buf = np.empty(size, dtype=np.int64)
     tmp_buf = np.empty(size, dtype=np.int64)
     top = np.empty(size, dtype=np.float64)
@@ -530,56 +477,54 @@ def _score_chunk(
 
     for q in range(q0, q1):
         s = offsets[q]
-        e = offsets[q + 1]
-        n = e - s
+        n = offsets[q + 1] - s
         count = n if whole else min(k_max, n)
+        _load_grades(grades, grade_code, s, n, g)
 
-        # 1. the best `count` rows in rank order, their scores in `top`; `tied`: score of the
-        #    last selected tie group when rows outside the selection share it
+        # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
+        #    the last selected tie group when positions outside the selection share it
         tied = np.nan
         counted = False
         if ranked:
             for t in range(count):
-                buf[t] = s + t
-        elif count <= SMALL_SELECT and count < n:
-            tied = _select_by_score(
-                buf,
-                top,
-                hist if count_while_selecting else no_hist,
-                s,
-                e,
-                count,
-                scores,
-                score_code,
-                grades,
-                grade_code,
-                tie_mode,
-                tie_key,
-                seed,
-                gain_mode,
-                gain_table,
-            )
-            counted = count_while_selecting
+                buf[t] = t
         else:
-            _sort_by_score(
-                buf,
-                top,
-                tmp_buf,
-                tmp_top,
-                s,
-                n,
-                scores,
-                score_code,
-                grades,
-                grade_code,
-                tie_mode,
-                tie_key,
-                seed,
-                gain_mode,
-                gain_table,
-            )
-            if count < n and top[count] == top[count - 1]:
-                tied = top[count]
+            _load_scores(scores, score_code, s, n, sc)
+            if count <= SMALL_SELECT and count < n:
+                tied = _select_by_score(
+                    buf,
+                    top,
+                    hist if count_while_selecting else no_hist,
+                    n,
+                    count,
+                    sc,
+                    g,
+                    s,
+                    tie_mode,
+                    tie_key,
+                    seed,
+                    gain_mode,
+                    gain_table,
+                )
+                counted = count_while_selecting
+            else:
+                _sort_by_score(
+                    buf,
+                    top,
+                    tmp_buf,
+                    tmp_top,
+                    n,
+                    sc,
+                    g,
+                    s,
+                    tie_mode,
+                    tie_key,
+                    seed,
+                    gain_mode,
+                    gain_table,
+                )
+                if count < n and top[count] == top[count - 1]:
+                    tied = top[count]
 
         # 2. prefix sums of discounted gains (tie groups carry their mean gain)
         prefix[0] = 0.0
@@ -591,27 +536,26 @@ def _score_chunk(
                 while stop < count and top[stop] == level:
                     stop += 1
                 total = 0.0
-                size = stop - t
+                members = stop - t
                 if stop == count and tied == level:
-                    # rows with this score lie beyond the selection: take the whole group
-                    size = 0
-                    for i in range(s, e):
-                        if _score_at(scores, score_code, i) == level:
-                            total += _gain(_grade_at(grades, grade_code, i), gain_mode, gain_table)
-                            size += 1
+                    # positions with this score lie beyond the selection: take the whole group
+                    members = 0
+                    for i in range(n):
+                        if sc[i] == level:
+                            total += _gain(g[i], gain_mode, gain_table)
+                            members += 1
                 else:
                     for u in range(t, stop):
-                        total += _gain(_grade_at(grades, grade_code, buf[u]), gain_mode, gain_table)
-                mean = total / size
+                        total += _gain(g[buf[u]], gain_mode, gain_table)
+                mean = total / members
                 for u in range(t, stop):
                     mean_gain[u] = mean
-                    group_end[u] = t + size
+                    group_end[u] = t + members
                     prefix[u + 1] = prefix[u] + mean * discount[u]
                 t = stop
         else:
             for t in range(count):
-                g = _gain(_grade_at(grades, grade_code, buf[t]), gain_mode, gain_table)
-                prefix[t + 1] = prefix[t] + g * discount[t]
+                prefix[t + 1] = prefix[t] + _gain(g[buf[t]], gain_mode, gain_table) * discount[t]
 
         # 3. DCG per cutoff
         for j in range(n_cut):
@@ -633,26 +577,27 @@ def _score_chunk(
                     group_end,
                     cut,
                     average,
-                    grades,
-                    grade_code,
+                    g,
                     gain_mode,
                     gain_table,
                     discount,
                 )
         else:
-            si = ideal_offsets[q]
-            ei = ideal_offsets[q + 1]
-            m = ei - si
+            m = n
+            judged = g
+            if ideal_mode == IDEAL_GLOBAL:
+                si = ideal_offsets[q]
+                m = ideal_offsets[q + 1] - si
+                _load_grades(ideal_grades, ideal_code, si, m, ig)
+                judged = ig
             ideal_count = m if whole else min(k_max, m)
             _ideal_prefix(
                 ideal_prefix,
                 vals,
                 hist,
-                si,
-                ei,
+                judged,
+                m,
                 ideal_count,
-                ideal_grades,
-                ideal_code,
                 gain_mode,
                 gain_table,
                 level_order,
@@ -794,9 +739,11 @@ def score_queries_serial(
 # input scans used by validation
 
 
-@njit(cache=True)
-def _scan_block(values, a, b, check):
+@njit(cache=True, nogil=True)
+def scan_block(values, a, b, check):
     """min, max, number of non-finite and of non-integral values of ``values[a:b]``.
+
+    Compiled per dtype on first use; releases the GIL, so threads scan chunks in parallel.
 
     Plain reductions without early exits, four independent min/max accumulators: the loop
     runs at memory speed instead of waiting on one comparison chain.
@@ -835,8 +782,8 @@ def _scan_block(values, a, b, check):
     return min(min(lo0, lo1), min(lo2, lo3)), max(max(hi0, hi1), max(hi2, hi3)), bad, frac
 
 
-@njit(cache=True)
-def _first_row(values, a, b, want_nonfinite):
+@njit(cache=True, nogil=True)
+def first_row(values, a, b, want_nonfinite):
     """First row of ``values[a:b]`` that is non-finite (or, if not asked, non-integral)."""
     for i in range(a, b):
         x = np.float64(values[i])
@@ -844,48 +791,6 @@ def _first_row(values, a, b, want_nonfinite):
         if (want_nonfinite and not finite) or (not want_nonfinite and finite and x != np.floor(x)):
             return i
     return -1
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def scan_values(values, code, float_input, n_chunks):
-    """One pass over a column: (min, max, first non-finite row, first non-integral row).
-
-    ``values`` is a grade-views tuple with the column in slot ``code``. Rows are -1 when there
-    is none; min and max are only meaningful when every value is finite.
-    """
-    n = _length(values, code)
-    lows = np.empty(n_chunks)
-    highs = np.empty(n_chunks)
-    bad = np.zeros(n_chunks, dtype=np.int64)
-    frac = np.zeros(n_chunks, dtype=np.int64)
-    for c in prange(n_chunks):
-        a = n * c // n_chunks
-        b = n * (c + 1) // n_chunks
-        if code == 0:
-            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[0], a, b, float_input)
-        elif code == 1:
-            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[1], a, b, float_input)
-        elif code == 2:
-            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[2], a, b, False)
-        elif code == 3:
-            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[3], a, b, False)
-        elif code == 4:
-            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[4], a, b, False)
-        elif code == 5:
-            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[5], a, b, False)
-        else:
-            lows[c], highs[c], bad[c], frac[c] = _scan_block(values[6], a, b, False)
-    first_bad = -1
-    first_frac = -1
-    if bad.sum() > 0:  # rare: locate the first offending row (float slots only)
-        first_bad = (
-            _first_row(values[0], 0, n, True) if code == 0 else _first_row(values[1], 0, n, True)
-        )
-    elif frac.sum() > 0:
-        first_frac = (
-            _first_row(values[0], 0, n, False) if code == 0 else _first_row(values[1], 0, n, False)
-        )
-    return lows.min(), highs.max(), first_bad, first_frac
 
 
 @njit(cache=True, nogil=True)

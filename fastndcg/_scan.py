@@ -1,17 +1,18 @@
 """One pass over a numeric column: the facts validation and planning need.
 
-With the Numba backend the pass runs in parallel in a kernel; otherwise NumPy scans the column in
-blocks, so temporary memory stays bounded whatever the column length.
+With the Numba backend a small kernel scans chunks of the column on the worker threads (it
+releases the GIL); otherwise NumPy scans it in blocks, so temporary memory stays bounded.
 """
 
 from __future__ import annotations
 
+import itertools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 _BLOCK = 1 << 20  # rows per NumPy block
-_SCAN_CHUNKS = 64
 _SMALL = 1 << 15  # shorter columns are scanned by NumPy: no thread wake-up
 
 # dtypes the kernels read without a copy, in the slot order of the kernels' view tuples
@@ -63,18 +64,51 @@ def views(values: np.ndarray, dtypes: tuple[np.dtype, ...]) -> tuple[tuple[np.nd
     return slots, code
 
 
+def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
+    """The scan as a small kernel (one compile per dtype) run on chunks by the worker threads."""
+    import numba
+
+    from fastndcg._kernels import first_row, scan_block
+
+    threads = numba.get_num_threads()
+    bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
+    chunks = list(itertools.pairwise(bounds))
+    if threads == 1:
+        parts = [scan_block(values, a, b, is_float) for a, b in chunks]
+    else:
+        parts = list(
+            _pool(threads).map(lambda ab: scan_block(values, ab[0], ab[1], is_float), chunks)
+        )
+    low = min(p[0] for p in parts)
+    high = max(p[1] for p in parts)
+    bad = -1
+    frac = -1
+    if sum(p[2] for p in parts):  # rare: locate the first offending row
+        bad = int(first_row(values, 0, values.size, True))
+    elif sum(p[3] for p in parts):
+        frac = int(first_row(values, 0, values.size, False))
+    return ColumnStats(float(low), float(high), bad, frac)
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """A thread pool of ``threads`` workers, created once per size."""
+    if threads not in _POOLS:
+        _POOLS[threads] = ThreadPoolExecutor(
+            max_workers=threads, thread_name_prefix="fastndcg-scan"
+        )
+    return _POOLS[threads]
+
+
 def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:
     """Scan ``values`` (1-D, one of :data:`GRADE_DTYPES`) once."""
     is_float = values.dtype.kind == "f"
     if values.size == 0:
         return ColumnStats(np.inf, -np.inf, -1, -1)
     if use_numba and values.size >= _SMALL:
-        from fastndcg._kernels import scan_values
-
-        as_grades = values if values.dtype in GRADE_DTYPES else values.astype(np.float64)
-        slots, code = views(as_grades, GRADE_DTYPES)
-        low, high, bad, frac = scan_values(slots, code, is_float, _SCAN_CHUNKS)
-        return ColumnStats(float(low), float(high), int(bad), int(frac))
+        return _numba_stats(values, is_float)
     if not is_float:
         return ColumnStats(float(values.min()), float(values.max()), -1, -1)
     low, high, frac = np.inf, -np.inf, -1

@@ -184,7 +184,9 @@ def test_average_ties_is_expectation_over_orders(grades, scores, k):
     data=st.one_of(
         ragged(max_queries=4, max_len=300), ragged(max_queries=4, max_len=300, integer_grades=False)
     ),
-    k=st.one_of(st.none(), st.sampled_from([1, 5, 31, 32, 33, 127, 128, 129, 299]), st.just([3, None, 64])),
+    k=st.one_of(
+        st.none(), st.sampled_from([1, 5, 31, 32, 33, 127, 128, 129, 299]), st.just([3, None, 64])
+    ),
     ideal=ideals,
     tie=ties,
     gain=st.sampled_from(["exp2", "linear"]),

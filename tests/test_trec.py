@@ -213,12 +213,31 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed):
     import pandas as pd
 
     rng = np.random.default_rng(seed)
-    run_rows = [(f"q{q}", f"d{d}", float(rng.integers(0, 4))) for q in range(12) for d in rng.choice(40, rng.integers(0, 15), replace=False)]
-    qrels_rows = [(f"q{q}", f"d{d}", int(rng.integers(-1, 4))) for q in range(3, 16) for d in rng.choice(40, 10, replace=False)]
-    run = pd.DataFrame(run_rows, columns=["qid", "docid", "score"]).sample(frac=1.0, random_state=seed)
+    run_rows = [
+        (f"q{q}", f"d{d}", float(rng.integers(0, 4)))
+        for q in range(12)
+        for d in rng.choice(40, rng.integers(0, 15), replace=False)
+    ]
+    qrels_rows = [
+        (f"q{q}", f"d{d}", int(rng.integers(-1, 4)))
+        for q in range(3, 16)
+        for d in rng.choice(40, 10, replace=False)
+    ]
+    run = pd.DataFrame(run_rows, columns=["qid", "docid", "score"]).sample(
+        frac=1.0, random_state=seed
+    )
     qrels = pd.DataFrame(qrels_rows, columns=["qid", "docid", "grade"])
     for judged_only in (False, True):
-        result = fastndcg.ndcg_run(qrels, run, k=[5, None], gain="linear", missing="skip", judged_only=judged_only, zero_idcg="zero", backend=backend)
+        result = fastndcg.ndcg_run(
+            qrels,
+            run,
+            k=[5, None],
+            gain="linear",
+            missing="skip",
+            judged_only=judged_only,
+            zero_idcg="zero",
+            backend=backend,
+        )
         merged = run.merge(qrels, on=["qid", "docid"], how="left")
         if judged_only:
             merged = merged[merged["grade"] >= 0]
@@ -230,7 +249,13 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed):
                 assert np.all(value == 0.0)
                 continue
             expected = fastndcg.ndcg(
-                np.maximum(rows["grade"].fillna(0).to_numpy(float), 0.0), rows["score"].to_numpy(), k=[5, None], gain="linear",
-                ideal="global", ideal_grades=ideal, ideal_offsets=[0, ideal.size], zero_idcg="zero",
+                np.maximum(rows["grade"].fillna(0).to_numpy(float), 0.0),
+                rows["score"].to_numpy(),
+                k=[5, None],
+                gain="linear",
+                ideal="global",
+                ideal_grades=ideal,
+                ideal_offsets=[0, ideal.size],
+                zero_idcg="zero",
             )
             np.testing.assert_allclose(value, expected.per_query[0], rtol=1e-13)

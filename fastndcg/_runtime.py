@@ -18,8 +18,11 @@ def warmup() -> float:
     later processes sharing the cache directory, only load them. Call it once before forking
     workers or timing anything. Without numba it returns at once.
     """
+    import pyarrow as pa
+
     from fastndcg._api import ndcg
     from fastndcg._backends import PARALLEL_MIN_ROWS, numba_available
+    from fastndcg._tables import ndcg_table
 
     start = time.perf_counter()
     if not numba_available():
@@ -34,6 +37,10 @@ def warmup() -> float:
             (np.arange(rows) // 3).astype(np.int32),
         ):
             ndcg(grades, scores, qid=qid, k=[1, None], backend="numba")
+            # Arrow columns arrive read-only, another array type to Numba: tables, Parquet,
+            # streaming and the Dask and Spark tasks (which hand over float64 grades and scores)
+            table = pa.table({"qid": qid, "grade": grades.astype(float), "score": scores})
+            ndcg_table(table, k=[1, None], backend="numba")
         ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend="numba")
     return time.perf_counter() - start
 

@@ -185,11 +185,19 @@ class Job:
         return schema.set(0, pa.field("query_id", qid_type))
 
     def _prepared(self, data: pa.Table | pa.RecordBatch) -> pa.Table | pa.RecordBatch:
-        """The task's input columns, with dictionary query ids decoded."""
+        """The task's input columns: dictionary query ids decoded, grades and scores float64.
+
+        One dtype for grades and scores whatever the input holds, so that workers run the
+        kernels ``fastndcg warmup`` compiled instead of compiling specialisations of their own
+        (every grade and score is exact in float64, bar integers beyond 2**53).
+        """
         data = data.select(self.columns)
-        ids = data.column(self.qid)
-        if pa.types.is_dictionary(ids.type):
-            data = data.set_column(0, self.qid, ids.cast(ids.type.value_type))
+        for at, name in enumerate(self.columns):
+            column = data.column(at)
+            if name != self.qid and column.type != pa.float64():
+                data = data.set_column(at, name, column.cast(pa.float64()))
+            elif name == self.qid and pa.types.is_dictionary(column.type):
+                data = data.set_column(at, name, column.cast(column.type.value_type))
         return data
 
     def score_table(self, table: pa.Table) -> pa.Table:

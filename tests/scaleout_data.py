@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 import fastndcg
 
@@ -27,6 +30,35 @@ def judged_table(n_queries=300, seed=0, max_len=40, tie_heavy=False, long_len=70
     if tie_heavy:
         scores = np.round(scores)
     return pa.table({"qid": qid, "grade": grades, "score": scores})
+
+
+def query_starts(table: pa.Table, queries: list[int]) -> list[int]:
+    """The first row of each of the given queries (by position; past the last: the row count)."""
+    starts = np.flatnonzero(np.r_[True, np.diff(table.column("qid").to_numpy()) != 0])
+    return [int(starts[q]) if q < starts.size else table.num_rows for q in queries]
+
+
+def write_query_ranges(table: pa.Table, folder, cuts: list[int], row_group_size: int) -> None:
+    """Parquet files holding whole queries: queries cuts[i]..cuts[i+1] go to file i."""
+    rows = query_starts(table, cuts)
+    for i, (a, b) in enumerate(itertools.pairwise(rows)):
+        pq.write_table(
+            table.slice(a, b - a), folder / f"part-{i}.parquet", row_group_size=row_group_size
+        )
+
+
+def thread_probe(wanted: int):
+    """An exp2 gain that fails the task unless it runs with ``wanted`` Numba threads."""
+
+    def gain(grades):  # defined inside: pickled by value, so workers need not import tests
+        import numba
+
+        seen = numba.get_num_threads()
+        if seen != wanted:
+            raise RuntimeError(f"the task ran with {seen} Numba threads; {wanted} wanted")
+        return np.exp2(grades) - 1.0
+
+    return gain
 
 
 def shuffled(table: pa.Table, seed=1) -> pa.Table:

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from conftest import NUMBA_BLOCKED
 from scaleout_data import (
@@ -28,8 +27,11 @@ from scaleout_data import (
     assert_same_mean,
     assert_same_per_query,
     judged_table,
+    query_starts,
     reference,
     shuffled,
+    thread_probe,
+    write_query_ranges,
 )
 
 import fastndcg
@@ -72,11 +74,7 @@ def frame_of(table: pa.Table, npartitions: int):
 def by_query(table: pa.Table, bounds: list[int]):
     """A Dask DataFrame whose partitions are the given query ranges (some empty)."""
     frame = table.to_pandas()
-    starts = np.flatnonzero(
-        np.r_[True, frame["qid"].to_numpy()[1:] != frame["qid"].to_numpy()[:-1]]
-    )
-    rows = [0 if b == 0 else (len(frame) if b >= starts.size else int(starts[b])) for b in bounds]
-    pieces = [frame.iloc[a:b] for a, b in itertools.pairwise(rows)]
+    pieces = [frame.iloc[a:b] for a, b in itertools.pairwise(query_starts(table, bounds))]
     return dd.from_map(lambda piece: piece, pieces, meta=frame.iloc[:0], enforce_metadata=False)
 
 
@@ -206,10 +204,7 @@ def test_exact_check_accepts_interleaved_but_disjoint_partitions(client, table):
 
 def test_parquet_row_groups_split_queries_unless_files_are_read_whole(client, table, tmp_path):
     # 4 files, each a whole-query range, with row groups that cut queries
-    starts = np.flatnonzero(np.r_[True, np.diff(table.column("qid").to_numpy()) != 0])
-    cuts = [0, int(starts[40]), int(starts[160]), int(starts[230]), table.num_rows]
-    for i, (a, b) in enumerate(itertools.pairwise(cuts)):
-        pq.write_table(table.slice(a, b - a), tmp_path / f"part-{i}.parquet", row_group_size=1000)
+    write_query_ranges(table, tmp_path, [0, 40, 160, 230, 300], row_group_size=1000)
     expected, mean = reference(table, k=[1, 10])
     split = dd.read_parquet(str(tmp_path), split_row_groups=True)
     assert split.npartitions > 4
@@ -294,20 +289,6 @@ def test_workers_run_the_backend_the_client_resolved(client, table):
     assert not any(client.run(lambda: "numba" in __import__("sys").modules).values())
 
 
-def thread_probe(wanted: int):
-    """An exp2 gain that fails the task unless it runs with ``wanted`` Numba threads."""
-
-    def gain(grades):
-        import numba
-
-        seen = numba.get_num_threads()
-        if seen != wanted:
-            raise RuntimeError(f"the task ran with {seen} Numba threads; {wanted} wanted")
-        return np.exp2(grades) - 1.0
-
-    return gain
-
-
 @pytest.mark.numba
 def test_each_task_runs_with_the_intended_numba_threads(client, table):
     def pool():
@@ -376,10 +357,7 @@ def test_workers_load_the_kernels_from_the_cache(client, table):
 def test_command_line_on_a_dask_cluster(client, table, tmp_path):
     from fastndcg.cli import main
 
-    starts = np.flatnonzero(np.r_[True, np.diff(table.column("qid").to_numpy()) != 0])
-    cuts = [0, int(starts[100]), int(starts[200]), table.num_rows]
-    for i, (a, b) in enumerate(itertools.pairwise(cuts)):
-        pq.write_table(table.slice(a, b - a), tmp_path / f"part-{i}.parquet", row_group_size=50)
+    write_query_ranges(table, tmp_path, [0, 100, 200, 300], row_group_size=50)
     expected = fastndcg.ndcg_parquet(tmp_path, k=[1, 10, None])
     address = client.scheduler.address
     for extra in ([], ["--colocated"]):

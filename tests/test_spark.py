@@ -8,7 +8,6 @@ the numba-blocked run (the adapter does not depend on the backend; the Dask test
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import os
 import shutil
@@ -18,9 +17,7 @@ import textwrap
 from contextlib import redirect_stdout
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from conftest import NUMBA_BLOCKED
 from scaleout_data import (
@@ -29,6 +26,8 @@ from scaleout_data import (
     judged_table,
     reference,
     shuffled,
+    thread_probe,
+    write_query_ranges,
 )
 
 import fastndcg
@@ -132,10 +131,7 @@ def test_tie_heavy_data_is_independent_of_partitioning(spark, fspark):
 @pytest.fixture()
 def range_files(table, tmp_path):
     """Four Parquet files, each a range of whole queries."""
-    starts = np.flatnonzero(np.r_[True, np.diff(table.column("qid").to_numpy()) != 0])
-    cuts = [0, int(starts[40]), int(starts[160]), int(starts[230]), table.num_rows]
-    for i, (a, b) in enumerate(itertools.pairwise(cuts)):
-        pq.write_table(table.slice(a, b - a), tmp_path / f"part-{i}.parquet", row_group_size=300)
+    write_query_ranges(table, tmp_path, [0, 40, 160, 230, 300], row_group_size=300)
     return tmp_path
 
 
@@ -216,20 +212,6 @@ def test_bad_input_fails_with_a_clear_error(spark, fspark, table):
     expected, _ = reference(table, k=4)
     decimals = df.withColumn("score", F.col("score").cast("decimal(20,15)"))
     assert_same_per_query(fspark.per_query(decimals, k=4).toArrow(), expected)
-
-
-def thread_probe(wanted: int):
-    """An exp2 gain that fails the task unless it runs with ``wanted`` Numba threads."""
-
-    def gain(grades):
-        import numba
-
-        seen = numba.get_num_threads()
-        if seen != wanted:
-            raise RuntimeError(f"the task ran with {seen} Numba threads; {wanted} wanted")
-        return np.exp2(grades) - 1.0
-
-    return gain
 
 
 @pytest.mark.numba

@@ -131,8 +131,7 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
     kernel = kernels.score_queries if parallel else kernels.score_queries_serial
     dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
     idcg = np.zeros_like(dcg)
-    kernel(
-        bounds,
+    inputs = (
         plan.offsets,
         grades,
         grade_code,
@@ -155,7 +154,6 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
         ideal_grades,
         ideal_code,
         plan.max_gain,
-        dcg,
-        idcg,
     )
+    kernel(bounds, inputs, dcg, idcg)
     return dcg, idcg

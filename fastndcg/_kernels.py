@@ -417,34 +417,32 @@ def _local_ideal(
 
 
 @njit(cache=True)
-def _score_chunk(
-    q0,
-    q1,
-    offsets,
-    grades,
-    grade_code,
-    scores,
-    score_code,
-    ranked,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-    level_order,
-    level_gain,
-    discount,
-    discount_prefix,
-    cutoffs,
-    k_max,
-    ideal_mode,
-    ideal_offsets,
-    ideal_grades,
-    ideal_code,
-    max_gain,
-    dcg_out,
-    idcg_out,
-):
+def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
+    """Score queries ``q0:q1``; ``inputs`` is the tuple described in :func:`score_queries`."""
+    (
+        offsets,
+        grades,
+        grade_code,
+        scores,
+        score_code,
+        ranked,
+        tie_mode,
+        tie_key,
+        seed,
+        gain_mode,
+        gain_table,
+        level_order,
+        level_gain,
+        discount,
+        discount_prefix,
+        cutoffs,
+        k_max,
+        ideal_mode,
+        ideal_offsets,
+        ideal_grades,
+        ideal_code,
+        max_gain,
+    ) = inputs
     n_cut = cutoffs.size
     whole = False
     for j in range(n_cut):
@@ -611,128 +609,28 @@ def _score_chunk(
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def score_queries(
-    chunk_bounds,
-    offsets,
-    grades,
-    grade_code,
-    scores,
-    score_code,
-    ranked,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-    level_order,
-    level_gain,
-    discount,
-    discount_prefix,
-    cutoffs,
-    k_max,
-    ideal_mode,
-    ideal_offsets,
-    ideal_grades,
-    ideal_code,
-    max_gain,
-    dcg_out,
-    idcg_out,
-):
+def score_queries(chunk_bounds, inputs, dcg_out, idcg_out):
     """Fill ``dcg_out[q, j]`` and ``idcg_out[q, j]`` for every query ``q`` and cutoff ``j``.
 
-    ``chunk_bounds`` splits the queries into chunks of similar row counts; chunks run in
-    parallel. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite cutoff.
-    ``level_order`` is empty unless IDCG may count integer grade levels.
+    ``inputs`` = (offsets, grades, grade_code, scores, score_code, ranked, tie_mode, tie_key,
+    seed, gain_mode, gain_table, level_order, level_gain, discount, discount_prefix, cutoffs,
+    k_max, ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain); grades and scores
+    are views tuples. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite
+    cutoff; ``level_order`` is empty unless IDCG may count integer grade levels.
+    ``chunk_bounds`` splits the queries into chunks of similar row counts, run in parallel.
     """
+    # a parfor cannot capture tuples nested in a tuple: capture the parts, repack per chunk
+    (a, b, c_, d, e, f, g, h, i, j, k, l_, m, n, o, p, q, r, s, t, u, v) = inputs
     for c in prange(chunk_bounds.size - 1):
-        _score_chunk(
-            chunk_bounds[c],
-            chunk_bounds[c + 1],
-            offsets,
-            grades,
-            grade_code,
-            scores,
-            score_code,
-            ranked,
-            tie_mode,
-            tie_key,
-            seed,
-            gain_mode,
-            gain_table,
-            level_order,
-            level_gain,
-            discount,
-            discount_prefix,
-            cutoffs,
-            k_max,
-            ideal_mode,
-            ideal_offsets,
-            ideal_grades,
-            ideal_code,
-            max_gain,
-            dcg_out,
-            idcg_out,
-        )
+        parts = (a, b, c_, d, e, f, g, h, i, j, k, l_, m, n, o, p, q, r, s, t, u, v)
+        _score_chunk(chunk_bounds[c], chunk_bounds[c + 1], parts, dcg_out, idcg_out)
 
 
 @njit(cache=True, nogil=True)
-def score_queries_serial(
-    chunk_bounds,
-    offsets,
-    grades,
-    grade_code,
-    scores,
-    score_code,
-    ranked,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-    level_order,
-    level_gain,
-    discount,
-    discount_prefix,
-    cutoffs,
-    k_max,
-    ideal_mode,
-    ideal_offsets,
-    ideal_grades,
-    ideal_code,
-    max_gain,
-    dcg_out,
-    idcg_out,
-):
+def score_queries_serial(chunk_bounds, inputs, dcg_out, idcg_out):
     """:func:`score_queries` without the parallel machinery, for small inputs."""
     for c in range(chunk_bounds.size - 1):
-        _score_chunk(
-            chunk_bounds[c],
-            chunk_bounds[c + 1],
-            offsets,
-            grades,
-            grade_code,
-            scores,
-            score_code,
-            ranked,
-            tie_mode,
-            tie_key,
-            seed,
-            gain_mode,
-            gain_table,
-            level_order,
-            level_gain,
-            discount,
-            discount_prefix,
-            cutoffs,
-            k_max,
-            ideal_mode,
-            ideal_offsets,
-            ideal_grades,
-            ideal_code,
-            max_gain,
-            dcg_out,
-            idcg_out,
-        )
+        _score_chunk(chunk_bounds[c], chunk_bounds[c + 1], inputs, dcg_out, idcg_out)
 
 
 # ---------------------------------------------------------------------------------------------

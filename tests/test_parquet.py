@@ -159,11 +159,15 @@ def _write(path: Path, rows: int) -> int:
 @pytest.mark.slow
 def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
     """Peak RSS growth of a streamed read stays flat when the file grows fourfold, while reading
-    the same file whole grows with it."""
+    the same file whole grows with it.
+
+    The streamed growth is a plateau of about 100 MB here (batches, the reader's row groups,
+    allocator arenas) that a small file may not reach yet, hence the margin of a quarter of the
+    large file's decoded size: a leak of that much would still fail."""
     warm = tmp_path / "warm.parquet"
     _write(warm, 1000)
     sizes = {}
-    for name, rows in (("small", 3_000_000), ("large", 12_000_000)):
+    for name, rows in (("small", 4_000_000), ("large", 16_000_000)):
         path = tmp_path / f"{name}.parquet"
         decoded = _write(path, rows)
         for mode in ("stream", "memory") if name == "large" else ("stream",):
@@ -177,4 +181,4 @@ def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
         path.unlink()
     assert sizes["large", "memory"] > decoded / 2, sizes  # the measurement sees a whole read
     assert sizes["large", "stream"] < decoded / 2, sizes
-    assert sizes["large", "stream"] < sizes["small", "stream"] + decoded / 8, sizes
+    assert sizes["large", "stream"] < sizes["small", "stream"] + decoded / 4, sizes

@@ -8,6 +8,11 @@ One compiled signature serves every input dtype: grades and scores arrive as tup
 read-only views (one slot per supported dtype, the unused slots empty) plus a code saying which
 slot holds the data, so Arrow and NumPy columns reach the kernels without a conversion copy.
 
+The per-query helpers are compiled with ``_nrt=False``: they allocate nothing, and without it
+every call would increment and decrement the reference count of each array argument, atomic
+operations that cost about 250 ns per query here (more when threads share the arrays). Only the
+drivers, which allocate the per-chunk scratch, use Numba's runtime.
+
 Work is split into chunks of consecutive queries holding about the same number of rows, and
 ``prange`` runs over chunks. Each query is computed by the same serial code whatever chunk it
 falls in, so results are bit-identical for every thread count.
@@ -56,7 +61,7 @@ SMALL_SELECT = 128  # selections up to this size use an insertion buffer instead
 # reading values of any supported dtype: each query is copied once into float64 scratch
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _load_grades(views, code, s, n, out):
     """``out[:n]`` = rows ``s:s+n`` of the column in slot ``code`` of ``views``, as float64.
 
@@ -85,7 +90,7 @@ def _load_grades(views, code, s, n, out):
             out[t] = views[6][s + t]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _load_scores(views, code, s, n, out):
     """``out[:n]`` = rows ``s:s+n`` of the scores in slot ``code`` of the (f8, f4) ``views``."""
     if code == 0:
@@ -105,7 +110,7 @@ def random_key(seed, row):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", _nrt=False)
 def _gain(grade, gain_mode, gain_table):
     if gain_mode == GAIN_EXP2:
         return np.exp2(grade) - 1.0
@@ -119,7 +124,7 @@ def _gain(grade, gain_mode, gain_table):
 # Rows are local positions 0..n-1 of the query; ``first`` is the global row of position 0.
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _tie_before(a, b, grades, first, tie_mode, tie_key, seed, gain_mode, gain_table):
     """Whether position ``a`` goes before position ``b`` when their scores are equal."""
     if tie_mode == TIE_PESSIMISTIC or tie_mode == TIE_OPTIMISTIC:
@@ -138,7 +143,7 @@ def _tie_before(a, b, grades, first, tie_mode, tie_key, seed, gain_mode, gain_ta
     return a < b  # "stable" and "average": input order
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _select_by_score(
     buf, top, hist, n, count, scores, grades, first, tie_mode, tie_key, seed, gain_mode, gain_table
 ):
@@ -191,7 +196,7 @@ def _select_by_score(
     return tied
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sort_by_score(
     buf,
     top,
@@ -279,17 +284,33 @@ def _sort_by_score(
         width *= 2
         passes += 1
     if passes % 2 == 1:  # the last merge pass wrote into the scratch arrays
-        top[:n] = tmp_top[:n]
-        buf[:n] = tmp_buf[:n]
+        for t in range(n):
+            top[t] = tmp_top[t]
+            buf[t] = tmp_buf[t]
 
 
 # ---------------------------------------------------------------------------------------------
 # ideal DCG
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
+def _sift_down(values, root, end):
+    """Restore the min-heap order of ``values[:end]`` below ``root``."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and values[child + 1] < values[child]:
+            child += 1
+        if values[child] >= values[root]:
+            return
+        values[root], values[child] = values[child], values[root]
+        root = child
+
+
+@njit(cache=True, _nrt=False)
 def _sort_desc(values, n):
-    """Sort ``values[:n]`` in descending order, in place."""
+    """Sort ``values[:n]`` in descending order, in place (insertion sort, heapsort when long)."""
     if n <= SMALL_SELECT:
         for t in range(1, n):
             x = values[t]
@@ -298,16 +319,15 @@ def _sort_desc(values, n):
                 values[p] = values[p - 1]
                 p -= 1
             values[p] = x
-    else:
-        head = values[:n]
-        head.sort()
-        for t in range(n // 2):
-            x = head[t]
-            head[t] = head[n - 1 - t]
-            head[n - 1 - t] = x
+        return
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(values, root, n)
+    for end in range(n - 1, 0, -1):
+        values[0], values[end] = values[end], values[0]  # the smallest goes to the back
+        _sift_down(values, 0, end)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _count_levels(hist, grades, n):
     """Histogram of the integer grade levels of ``grades[:n]``, in four interleaved copies.
 
@@ -326,7 +346,7 @@ def _count_levels(hist, grades, n):
         i += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _ideal_prefix(
     prefix,
     vals,
@@ -391,7 +411,7 @@ def _ideal_prefix(
         prefix[t + 1] = prefix[t] + vals[t] * discount[t]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _local_ideal(
     vals, buf, mean_gain, group_end, cut, average, grades, gain_mode, gain_table, discount
 ):

@@ -1,7 +1,8 @@
 """One pass over a numeric column: the facts validation and planning need.
 
-With the Numba backend a small kernel scans chunks of the column on the worker threads (it
-releases the GIL); otherwise NumPy scans it in blocks, so temporary memory stays bounded.
+With the Numba backend a small kernel scans the column, long columns in chunks on worker
+threads (it releases the GIL); otherwise NumPy scans it in blocks, so temporary memory stays
+bounded.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 _BLOCK = 1 << 20  # rows per NumPy block
-_SMALL = 1 << 15  # shorter columns are scanned by NumPy: no thread wake-up
+# shorter columns are scanned in one call: waking threads would cost more than it saves
+_PARALLEL_SCAN = 1 << 20
 
 # dtypes the kernels read without a copy, in the slot order of the kernels' view tuples
 GRADE_DTYPES = tuple(
@@ -65,17 +67,17 @@ def views(values: np.ndarray, dtypes: tuple[np.dtype, ...]) -> tuple[tuple[np.nd
 
 
 def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
-    """The scan as a small kernel (one compile per dtype) run on chunks by the worker threads."""
+    """The scan as a small kernel (one compile per dtype), long columns in chunks on threads."""
     import numba
 
     from fastndcg._kernels import first_row, scan_block
 
     threads = numba.get_num_threads()
-    bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
-    chunks = list(itertools.pairwise(bounds))
-    if threads == 1:
-        parts = [scan_block(values, a, b, is_float) for a, b in chunks]
+    if threads == 1 or values.size < _PARALLEL_SCAN:
+        parts = [scan_block(values, 0, values.size, is_float)]
     else:
+        bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
+        chunks = list(itertools.pairwise(bounds))
         parts = list(
             _pool(threads).map(lambda ab: scan_block(values, ab[0], ab[1], is_float), chunks)
         )
@@ -107,7 +109,7 @@ def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:
     is_float = values.dtype.kind == "f"
     if values.size == 0:
         return ColumnStats(np.inf, -np.inf, -1, -1)
-    if use_numba and values.size >= _SMALL:
+    if use_numba:
         return _numba_stats(values, is_float)
     if not is_float:
         return ColumnStats(float(values.min()), float(values.max()), -1, -1)

@@ -15,6 +15,16 @@ from fastndcg.synthetic import make_synthetic
 
 N_QUERIES = int(os.environ.get("FASTNDCG_BENCH_QUERIES", "1000000"))
 
+# lines for the "peak memory" section printed after the timings
+PEAK_MEMORY: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    if PEAK_MEMORY:
+        terminalreporter.section("peak memory allocated during one call (tracemalloc)")
+        for line in PEAK_MEMORY:
+            terminalreporter.write_line(line)
+
 
 @pytest.fixture(scope="session")
 def data():

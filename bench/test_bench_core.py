@@ -8,10 +8,12 @@ same arrays measured in the same run.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 from baselines import floor, lexsort_ndcg
-from conftest import N_QUERIES
+from conftest import N_QUERIES, PEAK_MEMORY
 
 import fastndcg
 
@@ -22,6 +24,27 @@ needs_numba = pytest.mark.skipif(not NUMBA, reason="numba not installed")
 def measure(benchmark, func, *args, rounds=3, **kwargs):
     func(*args, **kwargs)  # compile / warm caches outside the timing
     return benchmark.pedantic(func, args=args, kwargs=kwargs, rounds=rounds, iterations=1)
+
+
+def record_peak(benchmark, label, data, func, *args, **kwargs):
+    """Peak bytes NumPy allocates during one untimed call, against the input's size.
+
+    tracemalloc sees every NumPy buffer (results and temporaries); the kernels' per-thread
+    scratch, allocated by Numba, is not counted (it holds the longest list a few times).
+    """
+    tracemalloc.start()
+    try:
+        func(*args, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    offsets, grades, scores = data
+    size = grades.nbytes + scores.nbytes
+    benchmark.extra_info["peak_bytes"] = peak
+    PEAK_MEMORY.append(
+        f"{label}: {peak / 2**20:,.1f} MiB for {grades.size:,} rows, {offsets.size - 1:,} "
+        f"queries ({peak / size:.1%} of the {size / 2**20:,.0f} MiB of grades and scores)"
+    )
 
 
 def score(data, **options):
@@ -38,6 +61,7 @@ def test_cutoffs(benchmark, data, what):
     k = {"k=10": 10, "k=1,3,5,10,20,100": [1, 3, 5, 10, 20, 100], "k=None": None}[what]
     result = measure(benchmark, score, data, k=k)
     assert np.all((result.mean > 0) & (result.mean < 1))
+    record_peak(benchmark, f"ndcg({what})", data, score, data, k=k)
 
 
 @pytest.mark.parametrize("ties", ["floor", "average", "stable", "pessimistic", "random"])
@@ -85,6 +109,9 @@ def test_native_dtypes(benchmark, data_native, dtypes):
         measure(benchmark, floor, data_native[1], data_native[2], rounds=5)
         return
     measure(benchmark, score, data_native, k=10)
+    record_peak(
+        benchmark, "ndcg(k=10), int8 grades, float32 scores", data_native, score, data_native, k=10
+    )
 
 
 @pytest.mark.parametrize("impl", ["floor", "fastndcg numpy backend", "numpy lexsort"])

@@ -99,19 +99,25 @@ def _prefix(values: np.ndarray, discount: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rank_order(plan: Plan, scores: np.ndarray, gains: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Column order of each padded row: score descending, then the tie rule, then position."""
+def _rank_order(
+    plan: Plan, scores: np.ndarray, gains: np.ndarray, rows: np.ndarray, valid: np.ndarray
+) -> np.ndarray:
+    """Column order of each padded row: score descending, then the tie rule, then position.
+
+    Padding (-inf, like a real -inf score from float32 overflow) comes after every real row.
+    """
     mode = plan.tie_mode
     if mode in (C.TIE_AVERAGE, C.TIE_STABLE):
-        return np.argsort(-scores, axis=1, kind="stable")
+        return np.argsort(-scores, axis=1, kind="stable")  # padding is in the last columns
     if mode == C.TIE_PESSIMISTIC:
-        first = np.argsort(gains, axis=1, kind="stable")
+        key = np.where(valid, gains, np.inf)
     elif mode == C.TIE_OPTIMISTIC:
-        first = np.argsort(-gains, axis=1, kind="stable")
+        key = np.where(valid, -gains, np.inf)
     elif mode == C.TIE_RANDOM:
-        first = np.argsort(random_keys(plan.seed, rows), axis=1, kind="stable")
+        key = np.where(valid, random_keys(plan.seed, rows), np.iinfo(np.uint64).max)
     else:
-        first = np.argsort(plan.tie_key[rows], axis=1, kind="stable")
+        key = np.where(valid, plan.tie_key[rows], np.iinfo(np.int64).max)
+    first = np.argsort(key, axis=1, kind="stable")
     then = np.argsort(-np.take_along_axis(scores, first, axis=1), axis=1, kind="stable")
     return np.take_along_axis(first, then, axis=1)
 
@@ -133,12 +139,13 @@ def _score_block(plan, queries, width, lengths, dcg, idcg) -> None:
         scores = np.where(valid, plan.scores[rows].astype(np.float64), -np.inf)
         if partial:
             order, equal = _top_columns(scores, depth)
+            equal &= valid  # padding is -inf, like a real -inf score: it is not in the group
         else:
-            order = _rank_order(plan, scores, gains, rows)
+            order = _rank_order(plan, scores, gains, rows, valid)
         ranked_gains = np.take_along_axis(gains, order, axis=1)
     if average:
         ranked_scores = np.take_along_axis(scores, order, axis=1)
-        mean_gain, group_end = _tie_groups(ranked_scores, ranked_gains)
+        mean_gain, group_end = _tie_groups(ranked_scores, ranked_gains, lengths)
         if partial:
             _complete_last_group(mean_gain, group_end, equal, gains)
         effective = mean_gain[:, :depth]
@@ -194,11 +201,16 @@ def _complete_last_group(mean_gain, group_end, equal, gains) -> None:
     group_end[:] = np.where(last, (start + size)[:, None], group_end)
 
 
-def _tie_groups(ranked_scores: np.ndarray, ranked_gains: np.ndarray):
-    """Mean gain of each position's tie group, and where (exclusive) that group ends."""
+def _tie_groups(ranked_scores: np.ndarray, ranked_gains: np.ndarray, lengths: np.ndarray):
+    """Mean gain of each position's tie group, and where (exclusive) that group ends.
+
+    Padding (ranks past a query's ``lengths``) scores -inf; each padding cell is a group of its
+    own, so that real -inf scores (float32 overflow) do not tie with it.
+    """
     n_rows, width = ranked_scores.shape
     starts = np.ones((n_rows, width), dtype=bool)
     starts[:, 1:] = ranked_scores[:, 1:] != ranked_scores[:, :-1]
+    starts |= np.arange(width)[None, :] >= lengths[:, None]
     group = np.cumsum(starts, axis=1) - 1 + (np.arange(n_rows) * width)[:, None]
     flat = group.ravel()
     sums = np.bincount(flat, weights=ranked_gains.ravel(), minlength=n_rows * width)

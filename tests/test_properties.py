@@ -205,3 +205,34 @@ def test_long_lists(backend, data, k, ideal, tie, gain):
     shape = result.per_query.shape
     np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
     np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)
+
+
+@given(
+    data=ragged(max_queries=5, max_len=40),
+    huge=st.lists(st.sampled_from([1e300, -1e300, 3e38, -3e38]), min_size=1, max_size=40),
+    k=st.one_of(st.none(), st.sampled_from([1, 3, 10]), st.just([2, None])),
+    ideal=st.sampled_from(["recall", "local"]),
+    tie=ties,
+)
+def test_float32_overflow_scores(backend, data, huge, k, ideal, tie):
+    """Scores beyond float32's range become +-inf when held as float32; those infinities tie
+    with each other and rank above or below every finite score, on every backend (the NumPy
+    backend pads lists with -inf internally and must not mix the padding in)."""
+    offsets, grades, scores = data
+    scores = scores.copy()
+    scores[: min(len(huge), scores.size)] = huge[: scores.size]
+    kwargs = dict(k=k, ideal=ideal, ties=tie, zero_idcg="zero", score_dtype="float32")
+    if tie == "random":
+        kwargs["seed"] = 5
+    result = fastndcg.ndcg(grades, scores, offsets=offsets, backend=backend, **kwargs)
+    with np.errstate(over="ignore"):
+        held = scores.astype(np.float32).astype(np.float64)
+    ref_kwargs = {
+        name: value for name, value in kwargs.items() if name not in ("score_dtype", "seed")
+    }
+    expected = reference_ndcg(
+        queries_from_csr(offsets, grades, held), **dict(ref_kwargs, k=result.k, seed=5)
+    )
+    shape = result.per_query.shape
+    np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)

@@ -19,8 +19,10 @@ falls in, so results are bit-identical for every thread count.
 
 Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for the whole list):
 
-1. rank the ``count = min(K, n)`` best rows by score: an insertion buffer with a running
-   threshold when ``count`` is small (one pass, almost every row rejected by one comparison),
+1. rank the ``count = min(K, n)`` best rows by score: when ``count`` is small, rows scoring
+   below the smallest of ``count`` block maxima (a lower bound of the count-th best score)
+   are dropped without a branch, and the rest go through an insertion buffer with a running
+   threshold (almost every row rejected by one comparison);
    otherwise a stable merge sort of (score, row) pairs; the tie rule is consulted only when two
    scores are equal;
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
@@ -143,25 +145,66 @@ def _tie_before(a, b, grades, first, tie_mode, tie_key, seed, gain_mode, gain_ta
     return a < b  # "stable" and "average": input order
 
 
-@njit(cache=True, _nrt=False)
-def _select_by_score(
-    buf, top, hist, n, count, scores, grades, first, tie_mode, tie_key, seed, gain_mode, gain_table
-):
-    """Best ``count`` of the ``n`` positions (``count < n``) into ``buf``/``top``, best first.
+# scores reaching the kernels are never NaN (validated) and -0.0 == 0.0 in every comparison, so
+# these fast-math flags change no result; they let LLVM vectorise the block maxima
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _candidates(cand, hist, n, count, scores, grades):
+    """Positions that may rank among the best ``count`` of ``n`` into ``cand``; returns how many.
 
-    An insertion buffer with a running threshold: almost every row is rejected by one
-    comparison. When ``hist`` is not empty, the same pass counts the integer grade levels of all
-    rows (for counting IDCG). Returns the score of the selection's last tie group if a row
-    outside the selection shares it (``ties="average"`` must then complete the group), else NaN.
+    The smallest of the maxima of ``count`` blocks is at most the count-th best score, so rows
+    scoring below it cannot be selected. Written without branches on the scores. When ``hist``
+    is not empty, the same pass counts the integer grade levels of all rows.
     """
+    bound = np.inf
+    for b in range(count):
+        lo = b * n // count
+        hi = (b + 1) * n // count
+        top = scores[lo]
+        for i in range(lo + 1, hi):
+            top = max(top, scores[i])
+        bound = min(bound, top)
     counting = hist.size > 1
-    threshold = -np.inf
-    tied = np.nan
+    m = 0
     for i in range(n):
         if counting:
             hist[np.int64(grades[i])] += 1
+        cand[m] = i
+        m += scores[i] >= bound
+    return m
+
+
+@njit(cache=True, _nrt=False)
+def _select_by_score(
+    buf,
+    top,
+    cand,
+    hist,
+    n,
+    count,
+    scores,
+    grades,
+    first,
+    tie_mode,
+    tie_key,
+    seed,
+    gain_mode,
+    gain_table,
+):
+    """Best ``count`` of the ``n`` positions (``count < n``) into ``buf``/``top``, best first.
+
+    The candidates (see :func:`_candidates`, which also counts grade levels into ``hist``) go
+    through an insertion buffer with a running threshold: almost every one is rejected by one
+    comparison. ``cand`` is scratch of ``n`` positions. Returns the score of the selection's
+    last tie group if a row outside the selection shares it (``ties="average"`` must then
+    complete the group), else NaN.
+    """
+    m = _candidates(cand, hist, n, count, scores, grades)
+    threshold = -np.inf
+    tied = np.nan
+    for c in range(m):
+        i = cand[c]
         x = scores[i]
-        filled = i < count
+        filled = c < count
         if not filled and x <= threshold:
             if x == threshold:
                 tied = threshold
@@ -172,7 +215,7 @@ def _select_by_score(
             else:
                 continue
         if filled:
-            p = i
+            p = c
         else:
             p = count - 1
             if count > 1 and top[count - 2] == threshold:
@@ -191,7 +234,7 @@ def _select_by_score(
             p -= 1
         buf[p] = i
         top[p] = x
-        if i >= count - 1:
+        if c >= count - 1:
             threshold = top[count - 1]
     return tied
 
@@ -512,6 +555,7 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
                 tied = _select_by_score(
                     buf,
                     top,
+                    tmp_buf,
                     hist if count_while_selecting else no_hist,
                     n,
                     count,

@@ -22,7 +22,6 @@ import pyarrow.csv as pacsv
 from fastndcg._arrow import as_arrow, ids_to_numpy
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import (
-    Judgments,
     Layout,
     as_grade_vector,
     as_score_vector,
@@ -246,13 +245,13 @@ def ndcg_run(
         )
         if tie_key is not None and layout.row_order is not None:
             tie_key = tie_key[layout.row_order]
-        judgments = None
+        ideal = {}
         if engine.ideal == "global":
-            ideal_grades = np.maximum(judgments_table.column("grade").to_numpy(), 0.0)
-            judgments = Judgments.build(
-                ideal_grades, ids_to_numpy(judgments_table.column("qid")), engine.use_numba
+            ideal_offsets, ideal_grades = codes.ideal_lists(
+                judgments_table, absent if missing == "zero" else None
             )
-        dcg, idcg = engine.score(engine.held_scores(layout), judgments=judgments, tie_key=tie_key)
+            ideal = {"ideal_grades": ideal_grades, "ideal_offsets": ideal_offsets}
+        dcg, idcg = engine.score(engine.held_scores(layout), tie_key=tie_key, **ideal)
     return engine.finish(
         layout.query_ids,
         dcg,
@@ -269,22 +268,23 @@ class _RunCodes:
     by query on integers instead of hashing pairs of strings.
     """
 
-    def __init__(self, query, queries, document, documents, judged_query, n_unjudged):
+    def __init__(self, query, queries, document, documents, qrels_query):
         self.query = query  # per run row
         self.queries = queries  # distinct query ids of the run
         self.document = document  # per run row
         self.documents = documents  # distinct document ids of the run
-        self.judged_query = judged_query  # per run query: has judgments
-        self.n_unjudged = n_unjudged
+        self.qrels_query = qrels_query  # per qrels row: its run query code, -1 if not in the run
+        self.judged_query = np.zeros(len(queries), dtype=bool)  # per run query: has judgments
+        self.judged_query[qrels_query[qrels_query >= 0]] = True
+        self.n_unjudged = int((~self.judged_query).sum())
 
     @classmethod
     def encode(cls, run: pa.Table, qrels: pa.Table) -> _RunCodes:
         query, queries = _codes(run.column("qid"))
         document, documents = _codes(run.column("docid"))
-        judged_query = np.zeros(len(queries), dtype=bool)
-        found = pc.index_in(qrels.column("qid"), value_set=queries).drop_null().to_numpy()
-        judged_query[found] = True
-        return cls(query, queries, document, documents, judged_query, int((~judged_query).sum()))
+        found = pc.index_in(qrels.column("qid"), value_set=queries)
+        qrels_query = found.fill_null(-1).to_numpy().astype(np.int64)
+        return cls(query, queries, document, documents, qrels_query)
 
     def absent_queries(self, qrels: pa.Table) -> pa.Array:
         """Judged queries that the run does not contain, in order of first judgment."""
@@ -299,15 +299,15 @@ class _RunCodes:
         """
         offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
         documents = self.document if order is None else self.document[order]
-        query = pc.index_in(qrels.column("qid"), value_set=self.queries)
         document = pc.index_in(qrels.column("docid"), value_set=self.documents)
-        both = pc.and_(pc.is_valid(query), pc.is_valid(document))
-        judged_query = query.filter(both).to_numpy().astype(np.int64)
+        document = document.fill_null(-1).to_numpy().astype(np.int64)
+        both = (self.qrels_query >= 0) & (document >= 0)
+        judged_query = self.qrels_query[both]
         grouping = np.argsort(judged_query, kind="stable")
         judged_offsets = np.zeros(offsets.size, dtype=np.int64)
         np.cumsum(np.bincount(judged_query, minlength=offsets.size - 1), out=judged_offsets[1:])
-        judged_documents = document.filter(both).to_numpy().astype(np.int64)[grouping]
-        judged_labels = qrels.column("grade").filter(both).to_numpy()[grouping]
+        judged_documents = document[both][grouping]
+        judged_labels = qrels.column("grade").to_numpy()[both][grouping]
         labels, duplicate = _match(
             offsets, documents, judged_offsets, judged_documents, judged_labels, use_numba
         )
@@ -322,6 +322,31 @@ class _RunCodes:
             labels[order] = labels.copy()
         matched = ~np.isnan(labels)
         return np.where(matched, np.maximum(labels, 0.0), 0.0), matched & (labels >= 0)
+
+    def ideal_lists(
+        self, qrels: pa.Table, absent: pa.Array | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every judgment grade (negative ones as 0) grouped by the scored queries, as CSR.
+
+        The scored queries are those of :func:`_run_layout`: the run's judged queries in run
+        order, then the ``absent`` ones (when they are scored).
+        """
+        judged = np.flatnonzero(self.judged_query)
+        renumber = np.full(self.judged_query.size, -1, dtype=np.int64)
+        renumber[judged] = np.arange(judged.size)
+        target = np.where(self.qrels_query >= 0, renumber[self.qrels_query], -1)
+        n_queries = judged.size
+        if absent is not None and len(absent):
+            elsewhere = pc.index_in(qrels.column("qid"), value_set=absent)
+            elsewhere = elsewhere.fill_null(-1).to_numpy().astype(np.int64)
+            target = np.where(elsewhere >= 0, n_queries + elsewhere, target)
+            n_queries += len(absent)
+        kept = target >= 0
+        order = np.argsort(target[kept], kind="stable")
+        offsets = np.zeros(n_queries + 1, dtype=np.int64)
+        np.cumsum(np.bincount(target[kept], minlength=n_queries), out=offsets[1:])
+        grades = np.maximum(qrels.column("grade").to_numpy()[kept][order], 0.0)
+        return offsets, grades
 
     def docid_descending_key(self) -> np.ndarray:
         """Per run row, the rank of its document id in descending byte order (trec_eval's ties)."""

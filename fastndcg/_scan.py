@@ -1,7 +1,7 @@
 """One pass over a numeric column: the facts validation and planning need.
 
-With the Numba backend a small kernel scans the column, long columns in chunks on worker
-threads (it releases the GIL); otherwise NumPy scans it in blocks, so temporary memory stays
+With the Numba backend a small kernel scans long columns, the longest in chunks on worker
+threads (it releases the GIL); otherwise NumPy scans them in blocks, so temporary memory stays
 bounded.
 """
 
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 _BLOCK = 1 << 20  # rows per NumPy block
+# shorter columns are scanned by NumPy: no kernel signature per dtype to compile or load
+_SMALL = 1 << 15
 # shorter columns are scanned in one call: waking threads would cost more than it saves
 _PARALLEL_SCAN = 1 << 20
 
@@ -109,7 +111,7 @@ def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:
     is_float = values.dtype.kind == "f"
     if values.size == 0:
         return ColumnStats(np.inf, -np.inf, -1, -1)
-    if use_numba:
+    if use_numba and values.size >= _SMALL:
         return _numba_stats(values, is_float)
     if not is_float:
         return ColumnStats(float(values.min()), float(values.max()), -1, -1)

@@ -145,7 +145,7 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
 
 def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> None:
     """Raise a ValueError when a (query, document) pair appears twice in ``table``."""
-    query, queries = _codes(table.column("qid"))
+    query, queries = _query_codes(table.column("qid"))
     document, documents = _codes(table.column("docid"))
     offsets, _, order = group_codes(query, np.arange(len(queries)))
     grouped = document if order is None else document[order]
@@ -280,16 +280,14 @@ class _RunCodes:
 
     @classmethod
     def encode(cls, run: pa.Table, qrels: pa.Table) -> _RunCodes:
-        query, queries = _codes(run.column("qid"))
+        query, queries = _query_codes(run.column("qid"))
         document, documents = _codes(run.column("docid"))
-        found = pc.index_in(qrels.column("qid"), value_set=queries)
-        qrels_query = found.fill_null(-1).to_numpy().astype(np.int64)
+        qrels_query = _query_positions(qrels.column("qid"), queries)
         return cls(query, queries, document, documents, qrels_query)
 
     def absent_queries(self, qrels: pa.Table) -> pa.Array:
         """Judged queries that the run does not contain, in order of first judgment."""
-        judged = pc.unique(qrels.column("qid"))
-        return pc.filter(judged, pc.invert(pc.is_in(judged, value_set=self.queries)))
+        return pc.unique(qrels.column("qid").filter(pa.array(self.qrels_query < 0)))
 
     def grades(self, qrels: pa.Table, use_numba: bool) -> tuple[np.ndarray, np.ndarray]:
         """Grade of every run row (0 if unjudged, negative grades clipped to 0), and judged or not.
@@ -337,8 +335,7 @@ class _RunCodes:
         target = np.where(self.qrels_query >= 0, renumber[self.qrels_query], -1)
         n_queries = judged.size
         if absent is not None and len(absent):
-            elsewhere = pc.index_in(qrels.column("qid"), value_set=absent)
-            elsewhere = elsewhere.fill_null(-1).to_numpy().astype(np.int64)
+            elsewhere = _query_positions(qrels.column("qid"), absent)
             target = np.where(elsewhere >= 0, n_queries + elsewhere, target)
             n_queries += len(absent)
         kept = target >= 0
@@ -376,6 +373,48 @@ def _match(offsets, documents, judged_offsets, judged_documents, judged_labels, 
     )
     found = duplicates[duplicates >= 0]
     return out, int(found.min()) if found.size else -1
+
+
+def _run_heads(values: pa.ChunkedArray) -> tuple[pa.ChunkedArray, np.ndarray]:
+    """The first value of every run of equal consecutive values, and the length of each run.
+
+    One linear pass of comparisons with the previous row. Query ids come grouped in TREC files,
+    so hashing the run heads instead of every row touches a hash table a hundred times less;
+    with a million queries that table no longer fits in the CPU caches, and the rows' hash
+    lookups were most of the time of a large run. Correct for any order: a query that comes
+    back later simply starts another run.
+    """
+    heads, starts, offset, previous = [], [], 0, None
+    for chunk in values.chunks:
+        n = len(chunk)
+        if n == 0:
+            continue
+        changed = pc.not_equal(chunk.slice(1), chunk.slice(0, n - 1))
+        local = np.flatnonzero(np.r_[True, changed.to_numpy(zero_copy_only=False)])
+        if previous is not None and chunk[0] == previous:
+            local = local[1:]  # the run goes on from the previous chunk
+        heads.append(chunk.take(pa.array(local)))
+        starts.append(local + offset)
+        previous = chunk[n - 1]
+        offset += n
+    bounds = np.concatenate([*starts, [offset]]).astype(np.int64)
+    return pa.chunked_array(heads, type=values.type), np.diff(bounds)
+
+
+def _query_codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """:func:`_codes` of a query id column, hashing one value per run of equal ids."""
+    if pa.types.is_dictionary(values.type):
+        return _codes(values)
+    heads, lengths = _run_heads(values)
+    codes, uniques = _codes(heads)
+    return np.repeat(codes, lengths), uniques
+
+
+def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
+    """Per row, the position of its query id in ``value_set`` (-1 if absent), by runs."""
+    heads, lengths = _run_heads(values)
+    found = pc.index_in(heads, value_set=value_set).fill_null(-1)
+    return np.repeat(found.to_numpy().astype(np.int64), lengths)
 
 
 def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:

@@ -207,9 +207,11 @@ def test_derived_runs_match_the_predictions_files(backend):
     np.testing.assert_allclose(run.per_query, table.per_query, rtol=1e-12)
 
 
+@pytest.mark.parametrize("missing", ["skip", "zero"])
 @pytest.mark.parametrize("seed", range(4))
-def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed):
-    """Run rows in any order, judgments for documents in and out of the run, unjudged queries."""
+def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed, missing):
+    """Run and judgment rows in any order, judgments for documents in and out of the run,
+    unjudged queries, judged queries missing from the run."""
     import pandas as pd
 
     rng = np.random.default_rng(seed)
@@ -226,14 +228,16 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed):
     run = pd.DataFrame(run_rows, columns=["qid", "docid", "score"]).sample(
         frac=1.0, random_state=seed
     )
-    qrels = pd.DataFrame(qrels_rows, columns=["qid", "docid", "grade"])
+    qrels = pd.DataFrame(qrels_rows, columns=["qid", "docid", "grade"]).sample(
+        frac=1.0, random_state=seed + 100
+    )
     for judged_only in (False, True):
         result = fastndcg.ndcg_run(
             qrels,
             run,
             k=[5, None],
             gain="linear",
-            missing="skip",
+            missing=missing,
             judged_only=judged_only,
             zero_idcg="zero",
             backend=backend,
@@ -259,3 +263,14 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed):
                 zero_idcg="zero",
             )
             np.testing.assert_allclose(value, expected.per_query[0], rtol=1e-13)
+
+
+def test_run_heads_across_chunks_and_returning_queries():
+    from fastndcg.trec import _run_heads
+
+    values = pa.chunked_array([["a", "a"], ["a", "b"], [], ["b", "a"], ["c"]], type=pa.string())
+    heads, lengths = _run_heads(values)
+    assert heads.to_pylist() == ["a", "b", "a", "c"]
+    assert lengths.tolist() == [3, 2, 1, 1]
+    empty_heads, empty_lengths = _run_heads(pa.chunked_array([], type=pa.string()))
+    assert len(empty_heads) == 0 and empty_lengths.size == 0

@@ -418,17 +418,18 @@ def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray
 
 
 def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """Codes (int64, by first appearance) and the distinct values of a string column."""
-    encoded = pc.dictionary_encode(
-        values.unify_dictionaries() if pa.types.is_dictionary(values.type) else values
-    )
-    encoded = encoded.unify_dictionaries()
-    if encoded.num_chunks == 0:
-        return np.zeros(0, dtype=np.int64), pa.array([], type=pa.string())
-    codes = np.concatenate(
-        [chunk.indices.to_numpy(zero_copy_only=False) for chunk in encoded.chunks]
-    )
-    return codes.astype(np.int64), encoded.chunk(0).dictionary
+    """Codes (int64, by first appearance) and the distinct values of a string column.
+
+    Two linear hash passes: the distinct values, then each row's position among them. (Arrow's
+    dictionary encoding of a column of many chunks gives every chunk a copy of the dictionary
+    grown so far, which is quadratic when the distinct values are many.)
+    """
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    uniques = pc.unique(values)
+    positions = pc.index_in(values, value_set=uniques)
+    codes = [chunk.to_numpy(zero_copy_only=False) for chunk in positions.chunks]
+    return np.concatenate([np.zeros(0, dtype=np.int64), *codes]).astype(np.int64), uniques
 
 
 def _check_max_docs(max_docs: Any, ties: str) -> None:

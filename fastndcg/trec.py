@@ -297,15 +297,20 @@ class _RunCodes:
         """
         offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
         documents = self.document if order is None else self.document[order]
-        document = pc.index_in(qrels.column("docid"), value_set=self.documents)
-        document = document.fill_null(-1).to_numpy().astype(np.int64)
-        both = (self.qrels_query >= 0) & (document >= 0)
-        judged_query = self.qrels_query[both]
-        grouping = np.argsort(judged_query, kind="stable")
+        # the judgments of documents the run retrieved, grouped like the run's queries
+        judged_documents = pc.index_in(qrels.column("docid"), value_set=self.documents)
+        judged_documents = judged_documents.fill_null(-1).to_numpy().astype(np.int64)
+        judged_labels = qrels.column("grade").to_numpy()
+        judged_query = self.qrels_query
+        both = (judged_query >= 0) & (judged_documents >= 0)
+        if not both.all():
+            judged_query = judged_query[both]
+            judged_documents, judged_labels = judged_documents[both], judged_labels[both]
         judged_offsets = np.zeros(offsets.size, dtype=np.int64)
         np.cumsum(np.bincount(judged_query, minlength=offsets.size - 1), out=judged_offsets[1:])
-        judged_documents = document[both][grouping]
-        judged_labels = qrels.column("grade").to_numpy()[both][grouping]
+        if np.any(judged_query[1:] < judged_query[:-1]):  # not already in the run's order
+            grouping = np.argsort(judged_query, kind="stable")
+            judged_documents, judged_labels = judged_documents[grouping], judged_labels[grouping]
         labels, duplicate = _match(
             offsets, documents, judged_offsets, judged_documents, judged_labels, use_numba
         )
@@ -318,8 +323,9 @@ class _RunCodes:
             )
         if order is not None:
             labels[order] = labels.copy()
-        matched = ~np.isnan(labels)
-        return np.where(matched, np.maximum(labels, 0.0), 0.0), matched & (labels >= 0)
+        judged = labels >= 0  # NaN (unjudged) is not
+        np.maximum(labels, 0.0, out=labels)  # NaN stays NaN
+        return np.nan_to_num(labels, copy=False, nan=0.0), judged
 
     def ideal_lists(
         self, qrels: pa.Table, absent: pa.Array | None

@@ -26,26 +26,25 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(line)
 
 
-@pytest.fixture(scope="session")
-def data():
-    """Skewed synthetic lists (mean length about 100) with float64 grades and scores."""
-    generated = make_synthetic(N_QUERIES, seed=0)
+def _as_float64(generated):
+    """(offsets, grades, scores) of generated data, grades and scores as float64."""
     return (
         generated.offsets,
         generated.grades.astype(np.float64),
         generated.scores.astype(np.float64),
     )
+
+
+@pytest.fixture(scope="session")
+def data():
+    """Skewed synthetic lists (mean length about 100) with float64 grades and scores."""
+    return _as_float64(make_synthetic(N_QUERIES, seed=0))
 
 
 @pytest.fixture(scope="session")
 def data_small():
     """A tenth of the queries, for the slow NumPy baselines."""
-    generated = make_synthetic(max(N_QUERIES // 10, 1000), seed=1)
-    return (
-        generated.offsets,
-        generated.grades.astype(np.float64),
-        generated.scores.astype(np.float64),
-    )
+    return _as_float64(make_synthetic(max(N_QUERIES // 10, 1000), seed=1))
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,13 @@ def measure(benchmark, func, *args, rounds=3, **kwargs):
     return benchmark.pedantic(func, args=args, kwargs=kwargs, rounds=rounds, iterations=1)
 
 
+def skip_beyond_ceiling(threads):
+    import numba
+
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip(f"only {numba.config.NUMBA_NUM_THREADS} threads here")
+
+
 def record_peak(benchmark, label, data, func, *args, **kwargs):
     """Peak bytes NumPy allocates during one untimed call, against the input's size.
 
@@ -81,10 +88,7 @@ def test_threads(benchmark, data, threads):
     if threads == "floor":
         measure(benchmark, floor, data[1], data[2], rounds=5)
         return
-    import numba
-
-    if threads > numba.config.NUMBA_NUM_THREADS:
-        pytest.skip(f"only {numba.config.NUMBA_NUM_THREADS} threads here")
+    skip_beyond_ceiling(threads)
     measure(benchmark, score, data, k=10, n_threads=threads)
 
 
@@ -95,10 +99,7 @@ def test_one_huge_query_among_small_ones(benchmark, one_huge_query, threads):
     if threads == "floor":
         measure(benchmark, floor, one_huge_query[1], one_huge_query[2], rounds=5)
         return
-    import numba
-
-    if threads > numba.config.NUMBA_NUM_THREADS:
-        pytest.skip(f"only {numba.config.NUMBA_NUM_THREADS} threads here")
+    skip_beyond_ceiling(threads)
     measure(benchmark, score, one_huge_query, k=10, n_threads=threads)
 
 

@@ -154,11 +154,14 @@ def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> None:
     _, repeated = _match(offsets, grouped, no_judgments, empty, empty.astype(float), use_numba)
     if repeated >= 0:
         row = int(repeated if order is None else order[repeated])
-        raise ValueError(
-            f"{kind} lists document {documents[int(document[row])].as_py()!r} of query "
-            f"{queries[int(query[row])].as_py()!r} more than once; each (query, document) pair "
-            "must appear once"
-        )
+        raise _repeated_pair(kind, documents[int(document[row])], queries[int(query[row])])
+
+
+def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar) -> ValueError:
+    return ValueError(
+        f"{kind} lists document {document.as_py()!r} of query {query.as_py()!r} more than "
+        "once; each (query, document) pair must appear once"
+    )
 
 
 @accepts_preset("ndcg_run")
@@ -316,10 +319,8 @@ class _RunCodes:
         )
         if duplicate >= 0:
             row = int(duplicate if order is None else order[duplicate])
-            raise ValueError(
-                f"run lists document {self.documents[int(self.document[row])].as_py()!r} of query "
-                f"{self.queries[int(self.query[row])].as_py()!r} more than once; each (query, "
-                "document) pair must appear once"
+            raise _repeated_pair(
+                "run", self.documents[int(self.document[row])], self.queries[int(self.query[row])]
             )
         if order is not None:
             labels[order] = labels.copy()

@@ -10,6 +10,7 @@ from fastndcg._parquet import ndcg_parquet
 from fastndcg._presets import Preset, presets, ranx_gain
 from fastndcg._result import NDCGResult
 from fastndcg._runtime import warmup
+from fastndcg._scorer import Scorer
 from fastndcg._tables import ndcg_table
 from fastndcg.trec import ndcg_run
 
@@ -20,6 +21,7 @@ __all__ = [
     "InvalidParameterError",
     "NDCGResult",
     "Preset",
+    "Scorer",
     "__version__",
     "available_backends",
     "compare_definitions",

@@ -31,7 +31,7 @@ from fastndcg._options import (
     parse_gain,
     plain,
 )
-from fastndcg._plan import make_plan
+from fastndcg._plan import Plan, make_plan
 from fastndcg._result import NDCGResult, cutoff_label
 
 _GOLDEN = 0x9E3779B97F4A7C15  # the row step of the random tie keys (see _kernels.random_key)
@@ -165,6 +165,29 @@ class Engine:
         ``row_base`` is the stream position of the layout's first row, so that random tie keys
         of a streamed piece equal those of the whole input.
         """
+        plan = self.plan(
+            layout,
+            ideal_grades=ideal_grades,
+            ideal_qid=ideal_qid,
+            ideal_offsets=ideal_offsets,
+            judgments=judgments,
+            tie_key=tie_key,
+            row_base=row_base,
+        )
+        return run_plan(plan, self.backend)
+
+    def plan(
+        self,
+        layout: Layout,
+        *,
+        ideal_grades: Any = None,
+        ideal_qid: Any = None,
+        ideal_offsets: Any = None,
+        judgments: Judgments | None = None,
+        tie_key: np.ndarray | None = None,
+        row_base: int = 0,
+    ) -> Plan:
+        """The kernel inputs for ``layout`` under these options (see :meth:`score`)."""
         if self.ties in KEYED_TIES and tie_key is None:
             raise ValueError(
                 f"ties={self.ties!r} needs document ids; it is available where they are known "
@@ -177,7 +200,7 @@ class Engine:
             else:
                 ideal = align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.use_numba)
         tie_mode = TIE_KEY if self.ties in KEYED_TIES else TIES[self.ties]
-        plan = make_plan(
+        return make_plan(
             self.held_scores(layout),
             cutoffs=self.cutoffs,
             gain=self.gain,
@@ -189,7 +212,6 @@ class Engine:
             ideal=ideal,
             max_grade=self.max_grade,
         )
-        return run_plan(plan, self.backend)
 
     def held(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` as held before ranking: rounded to ``score_dtype`` (unchanged if float64).

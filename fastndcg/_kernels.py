@@ -19,18 +19,20 @@ falls in, so results are bit-identical for every thread count.
 
 Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for the whole list):
 
-1. rank the ``count = min(K, n)`` best rows by score: when ``count`` is small, rows scoring
-   below the smallest of ``count`` block maxima (a lower bound of the count-th best score)
-   are dropped without a branch, and the rest go through an insertion buffer with a running
-   threshold (almost every row rejected by one comparison);
-   otherwise a stable merge sort of (score, row) pairs; the tie rule is consulted only when two
-   scores are equal;
+1. rank the ``count = min(K, n)`` best rows by score. When ``count`` is small, rows scoring
+   below the smallest of ``count`` column maxima (a lower bound of the count-th best score)
+   are dropped without a branch; long candidate lists are narrowed again by a bound sampled
+   from them. With ties in input order ("stable", "average") the candidates are then ranked
+   by counting, ``m * m`` branch-free comparisons, while ``m`` is small; otherwise they go
+   through an insertion buffer with a running threshold. A whole list is ranked by counting
+   when short, else by a stable merge sort of (score, row) pairs, the tie rule consulted only
+   when two scores are equal;
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
    every row of a tie group carries the group's mean gain (a group cut by the selection is
    completed by a scan of the query, only when a row outside the selection ties with it);
 3. ``DCG@k = P[min(k, n)]``;
-4. the ideal prefix sum from a histogram of integer grade levels (counting, no sort) when grades
-   are small non-negative integers, otherwise from a selection on the gains.
+4. the ideal prefix sum from the counts of integer grade levels (no sort) when grades are
+   small non-negative integers, otherwise from a selection on the gains.
 """
 
 from __future__ import annotations
@@ -57,10 +59,25 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _MERGE_RUN = 32  # insertion-sorted runs before merging
 SMALL_SELECT = 128  # selections up to this size use an insertion buffer instead of a sort
+RANK_BY_COUNT = 256  # up to this many rows, rank by counting (n * n branch-free comparisons)
+_SAMPLE = 32  # scores sampled to narrow long candidate lists
+_COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a histogram)
+_NARROW_FROM = 128  # candidate lists longer than this (and twice the selection) are narrowed
 
 
 # ---------------------------------------------------------------------------------------------
 # reading values of any supported dtype: each query is copied once into float64 scratch
+
+
+@njit(cache=True, _nrt=False)
+def _copy(column, s, n, out):
+    """``out[:n]`` = ``column[s:s+n]`` as float64; compiled once per column dtype.
+
+    Unsigned indices spare Numba's negative-index wraparound, so the conversion vectorises.
+    """
+    rows = column[s : s + n]
+    for t in range(np.uint64(n)):
+        out[t] = rows[t]
 
 
 @njit(cache=True, _nrt=False)
@@ -70,37 +87,28 @@ def _load_grades(views, code, s, n, out):
     ``views`` holds (f8, f4, i8, i4, i2, i1, u1) arrays, the column in one slot.
     """
     if code == 0:
-        for t in range(n):
-            out[t] = views[0][s + t]
+        _copy(views[0], s, n, out)
     elif code == 1:
-        for t in range(n):
-            out[t] = views[1][s + t]
+        _copy(views[1], s, n, out)
     elif code == 2:
-        for t in range(n):
-            out[t] = views[2][s + t]
+        _copy(views[2], s, n, out)
     elif code == 3:
-        for t in range(n):
-            out[t] = views[3][s + t]
+        _copy(views[3], s, n, out)
     elif code == 4:
-        for t in range(n):
-            out[t] = views[4][s + t]
+        _copy(views[4], s, n, out)
     elif code == 5:
-        for t in range(n):
-            out[t] = views[5][s + t]
+        _copy(views[5], s, n, out)
     else:
-        for t in range(n):
-            out[t] = views[6][s + t]
+        _copy(views[6], s, n, out)
 
 
 @njit(cache=True, _nrt=False)
 def _load_scores(views, code, s, n, out):
     """``out[:n]`` = rows ``s:s+n`` of the scores in slot ``code`` of the (f8, f4) ``views``."""
     if code == 0:
-        for t in range(n):
-            out[t] = views[0][s + t]
+        _copy(views[0], s, n, out)
     else:
-        for t in range(n):
-            out[t] = views[1][s + t]
+        _copy(views[1], s, n, out)
 
 
 @njit(cache=True, inline="always")
@@ -148,29 +156,114 @@ def _tie_before(a, b, grades, first, tie_mode, tie_key, seed, gain_mode, gain_ta
 # scores reaching the kernels are never NaN (validated) and -0.0 == 0.0 in every comparison, so
 # these fast-math flags change no result; they let LLVM vectorise the block maxima
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _candidates(cand, hist, n, count, scores, grades):
+def _candidates(cand, cand_scores, column_max, n, count, scores):
     """Positions that may rank among the best ``count`` of ``n`` into ``cand``; returns how many.
 
-    The smallest of the maxima of ``count`` blocks is at most the count-th best score, so rows
-    scoring below it cannot be selected. Written without branches on the scores. When ``hist``
-    is not empty, the same pass counts the integer grade levels of all rows.
+    Row ``i`` belongs to column ``i % count``; the smallest of the ``count`` column maxima is at
+    most the count-th best score, so rows scoring below it cannot be selected. The column
+    maxima are element-wise maxima of consecutive slices (vectorised), and the rows are kept
+    without a branch. The candidates' scores go to ``cand_scores``; ``column_max`` is scratch
+    of ``count`` entries. Unsigned indices spare Numba's negative-index wraparound.
     """
-    bound = np.inf
-    for b in range(count):
-        lo = b * n // count
-        hi = (b + 1) * n // count
-        top = scores[lo]
-        for i in range(lo + 1, hi):
-            top = max(top, scores[i])
-        bound = min(bound, top)
-    counting = hist.size > 1
-    m = 0
-    for i in range(n):
-        if counting:
-            hist[np.int64(grades[i])] += 1
+    un = np.uint64(n)
+    width = np.uint64(count)
+    for j in range(width):
+        column_max[j] = scores[j]
+    row = width
+    while row + width <= un:
+        for j in range(width):
+            x = scores[row + j]
+            column_max[j] = x if x > column_max[j] else column_max[j]
+        row += width
+    for j in range(un - row):
+        x = scores[row + j]
+        column_max[j] = x if x > column_max[j] else column_max[j]
+    bound = column_max[0]
+    for j in range(np.uint64(1), width):
+        bound = column_max[j] if column_max[j] < bound else bound
+    m = np.uint64(0)
+    for i in range(un):
+        x = scores[i]
         cand[m] = i
-        m += scores[i] >= bound
-    return m
+        cand_scores[m] = x
+        m += np.uint64(x >= bound)
+    return np.int64(m)
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _narrow(cand, cand_scores, sample, m, count):
+    """Drop candidates below a tighter bound of the count-th best score; returns how many stay.
+
+    A bound is estimated from a sorted sample of the candidates' scores, a little below the
+    count-th best in proportion; it is used only if at least ``count`` candidates reach it (so
+    it is a true lower bound of the count-th best score), else nothing is dropped. Candidates
+    keep their order. ``sample`` is scratch of :data:`_SAMPLE` entries.
+    """
+    for j in range(_SAMPLE):
+        sample[j] = cand_scores[j * m // _SAMPLE]
+    _sort_desc(sample, _SAMPLE)
+    pick = min(_SAMPLE - 1, (_SAMPLE * count * 5) // (4 * m) + 2)
+    bound = sample[pick]
+    reaching = 0
+    for c in range(m):
+        reaching += cand_scores[c] >= bound
+    if reaching < count:
+        return m
+    kept = 0
+    for c in range(m):
+        cand[kept] = cand[c]
+        cand_scores[kept] = cand_scores[c]
+        kept += cand_scores[c] >= bound
+    return kept
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _rank_by_count(rank, values, m):
+    """``rank[c]`` = how many of ``values[:m]`` go before ``values[c]``.
+
+    Higher values go before, and equal ones in input order. ``m * m`` comparisons without a
+    branch: faster than a sort for short lists (no mispredicted branches). Unsigned indices
+    spare Numba's negative-index wraparound, which would turn the loads into gathers.
+    """
+    um = np.uint64(m)
+    for c in range(um):
+        x = values[c]
+        r = 0
+        for d in range(c):
+            r += values[d] >= x
+        for d in range(c + np.uint64(1), um):
+            r += values[d] > x
+        rank[c] = r
+
+
+@njit(cache=True, _nrt=False)
+def _select_by_count(buf, top, cand, cand_scores, rank, m, count):
+    """Best ``count`` of the ``m`` candidates into ``buf``/``top``, best first, by counting.
+
+    Ties go in input order (``ties="stable"`` and ``"average"``); see :func:`_rank_by_count`.
+    ``buf`` and ``top`` have room for ``count + 1`` entries (the last is scratch). Returns the
+    score of the selection's last tie group if a candidate outside the selection shares it,
+    else NaN (rows that are not candidates score below every selected one).
+    """
+    _rank_by_count(rank, cand_scores, m)
+    for c in range(m):
+        r = min(rank[c], count)  # the rows beyond the selection all land in the scratch slot
+        buf[r] = cand[c]
+        top[r] = cand_scores[c]
+    last = top[count - 1]
+    shared = False
+    for c in range(m):
+        shared |= (rank[c] >= count) & (cand_scores[c] == last)
+    return last if shared else np.nan
+
+
+@njit(cache=True, _nrt=False)
+def _sort_by_count(buf, top, rank, n, scores):
+    """All ``n`` positions into ``buf``/``top`` in rank order (ties in input order), by counting."""
+    _rank_by_count(rank, scores, n)
+    for i in range(n):
+        buf[rank[i]] = i
+        top[rank[i]] = scores[i]
 
 
 @njit(cache=True, _nrt=False)
@@ -178,10 +271,9 @@ def _select_by_score(
     buf,
     top,
     cand,
-    hist,
-    n,
+    cand_scores,
+    m,
     count,
-    scores,
     grades,
     first,
     tie_mode,
@@ -190,20 +282,18 @@ def _select_by_score(
     gain_mode,
     gain_table,
 ):
-    """Best ``count`` of the ``n`` positions (``count < n``) into ``buf``/``top``, best first.
+    """Best ``count`` of the ``m`` candidates into ``buf``/``top``, best first, for any tie rule.
 
-    The candidates (see :func:`_candidates`, which also counts grade levels into ``hist``) go
-    through an insertion buffer with a running threshold: almost every one is rejected by one
-    comparison. ``cand`` is scratch of ``n`` positions. Returns the score of the selection's
-    last tie group if a row outside the selection shares it (``ties="average"`` must then
-    complete the group), else NaN.
+    The candidates (see :func:`_candidates`) go through an insertion buffer with a running
+    threshold: almost every one is rejected by one comparison. Returns the score of the
+    selection's last tie group if a row outside the selection shares it (``ties="average"``
+    must then complete the group), else NaN.
     """
-    m = _candidates(cand, hist, n, count, scores, grades)
     threshold = -np.inf
     tied = np.nan
     for c in range(m):
         i = cand[c]
-        x = scores[i]
+        x = cand_scores[c]
         filled = c < count
         if not filled and x <= threshold:
             if x == threshold:
@@ -370,13 +460,25 @@ def _sort_desc(values, n):
         _sift_down(values, 0, end)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
 def _count_levels(hist, grades, n):
-    """Histogram of the integer grade levels of ``grades[:n]``, in four interleaved copies.
+    """Add the histogram of the integer grade levels of ``grades[:n]`` to ``hist``.
 
-    Four copies break the store-to-load chain of consecutive rows with the same grade.
+    ``hist`` holds four copies of the ``L`` levels. Up to :data:`_COMPARE_LEVELS` levels, one
+    vectorised comparison pass per level fills the first copy; otherwise the rows are counted
+    into the four copies in turn, which breaks the store-to-load chain of consecutive rows
+    with the same grade.
     """
     n_levels = hist.size // 4
+    if n_levels <= _COMPARE_LEVELS:
+        rows = np.uint64(n)
+        for level in range(n_levels):
+            value = np.float64(level)
+            found = 0
+            for i in range(rows):
+                found += grades[i] == value
+            hist[level] += found
+        return
     i = 0
     while i + 4 <= n:
         hist[np.int64(grades[i])] += 1
@@ -402,17 +504,12 @@ def _ideal_prefix(
     level_order,
     level_gain,
     discount,
-    counted,
 ):
-    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``.
-
-    ``counted``: the grade levels of these rows are already in ``hist``.
-    """
+    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``."""
     prefix[0] = 0.0
     n_levels = level_order.size
     if n_levels > 0:
-        if not counted:
-            _count_levels(hist, grades, n)
+        _count_levels(hist, grades, n)
         pos = 0
         for lv in range(n_levels):
             level = level_order[lv]
@@ -525,16 +622,17 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
     tmp_buf = np.empty(size, dtype=np.int64)
     top = np.empty(size, dtype=np.float64)
     tmp_top = np.empty(size, dtype=np.float64)
+    rank = np.empty(size, dtype=np.int64)
+    sample = np.empty(_SAMPLE, dtype=np.float64)
+    column_max = np.empty(SMALL_SELECT, dtype=np.float64)
     prefix = np.empty(cap + 1, dtype=np.float64)
     mean_gain = np.empty(max(cap, 1), dtype=np.float64)
     group_end = np.empty(max(cap, 1), dtype=np.int64)
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)
     hist = np.zeros(4 * max(level_order.size, 1), dtype=np.int64)
-    no_hist = np.zeros(0, dtype=np.int64)
     average = tie_mode == TIE_AVERAGE and not ranked
-    # with the list's own grades as ideal, the selection pass also counts grade levels
-    count_while_selecting = level_order.size > 0 and ideal_mode != IDEAL_GLOBAL
+    input_order_ties = tie_mode == TIE_STABLE or tie_mode == TIE_AVERAGE
 
     for q in range(q0, q1):
         s = offsets[q]
@@ -545,46 +643,52 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
         # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
         #    the last selected tie group when positions outside the selection share it
         tied = np.nan
-        counted = False
         if ranked:
             for t in range(count):
                 buf[t] = t
         else:
             _load_scores(scores, score_code, s, n, sc)
             if count <= SMALL_SELECT and count < n:
-                tied = _select_by_score(
-                    buf,
-                    top,
-                    tmp_buf,
-                    hist if count_while_selecting else no_hist,
-                    n,
-                    count,
-                    sc,
-                    g,
-                    s,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
-                )
-                counted = count_while_selecting
+                m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
+                if m > max(2 * count, _NARROW_FROM):
+                    m = _narrow(tmp_buf, tmp_top, sample, m, count)
+                if input_order_ties and m <= RANK_BY_COUNT:
+                    tied = _select_by_count(buf, top, tmp_buf, tmp_top, rank, m, count)
+                else:
+                    tied = _select_by_score(
+                        buf,
+                        top,
+                        tmp_buf,
+                        tmp_top,
+                        m,
+                        count,
+                        g,
+                        s,
+                        tie_mode,
+                        tie_key,
+                        seed,
+                        gain_mode,
+                        gain_table,
+                    )
             else:
-                _sort_by_score(
-                    buf,
-                    top,
-                    tmp_buf,
-                    tmp_top,
-                    n,
-                    sc,
-                    g,
-                    s,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
-                )
+                if input_order_ties and n <= RANK_BY_COUNT:
+                    _sort_by_count(buf, top, rank, n, sc)
+                else:
+                    _sort_by_score(
+                        buf,
+                        top,
+                        tmp_buf,
+                        tmp_top,
+                        n,
+                        sc,
+                        g,
+                        s,
+                        tie_mode,
+                        tie_key,
+                        seed,
+                        gain_mode,
+                        gain_table,
+                    )
                 if count < n and top[count] == top[count - 1]:
                     tied = top[count]
 
@@ -665,7 +769,6 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
                 level_order,
                 level_gain,
                 discount,
-                counted,
             )
             for j in range(n_cut):
                 cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)

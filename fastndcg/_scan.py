@@ -62,10 +62,14 @@ def views(values: np.ndarray, dtypes: tuple[np.dtype, ...]) -> tuple[tuple[np.nd
     if values.flags.writeable:
         values = values.view()
         values.flags.writeable = False
-    slots = tuple(
-        values if slot == code else _EMPTY_SLOTS[dtype] for slot, dtype in enumerate(dtypes)
-    )
-    return slots, code
+    empty = _EMPTY_TUPLES[dtypes]
+    return (*empty[:code], values, *empty[code + 1 :]), code
+
+
+_EMPTY_TUPLES = {
+    dtypes: tuple(_EMPTY_SLOTS[dtype] for dtype in dtypes)
+    for dtypes in (GRADE_DTYPES, SCORE_DTYPES)
+}
 
 
 def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:

@@ -236,3 +236,30 @@ def test_float32_overflow_scores(backend, data, huge, k, ideal, tie):
     shape = result.per_query.shape
     np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
     np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    length=st.sampled_from([129, 257, 600, 2500]),
+    k=st.one_of(st.sampled_from([1, 10, 33, 64, 100, 128]), st.just([1, 3, 5, 10, 20, 100])),
+    distinct=st.sampled_from([3, 50, None]),
+    tie=st.sampled_from(["average", "stable", "optimistic"]),
+)
+def test_long_candidate_lists_are_narrowed_exactly(backend, seed, length, k, distinct, tie):
+    """Lists long enough that the candidates of the selection are narrowed by a sampled bound
+    and ranked by counting, with continuous and with heavily tied scores."""
+    rng = np.random.default_rng(seed)
+    lengths = [length, length // 2 + 1, 7]
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    grades = rng.integers(0, 5, offsets[-1]).astype(float)
+    if distinct is None:
+        scores = rng.standard_normal(offsets[-1]) + 0.5 * grades
+    else:
+        scores = rng.integers(0, distinct, offsets[-1]).astype(float)
+    result = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ties=tie, backend=backend)
+    expected = reference_ndcg(
+        queries_from_csr(offsets, grades, scores), k=result.k, ties=tie, zero_idcg="skip"
+    )
+    shape = result.per_query.shape
+    np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)

@@ -1,0 +1,199 @@
+"""A scorer with its options resolved once, for callers scoring one ranked list at a time.
+
+:func:`fastndcg.ndcg` checks every option and builds its kernel inputs on each call, about
+150 us of Python for a single query. :class:`Scorer` does that once: per call it checks the
+arrays with one compiled scan each and reuses the kernel inputs that depend only on the options
+and on the list's length and grade range (built by the same code as :func:`fastndcg.ndcg` the
+first time that length and range are seen), so a 100-document query costs a few microseconds.
+Anything outside that fast path (other dtypes, bad values, options the path does not cover)
+goes through :func:`fastndcg.ndcg` itself, so results and errors are always the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fastndcg._api import DiscountSpec, GainSpec, ndcg
+from fastndcg._engine import KEYED_TIES, Engine
+from fastndcg._layout import build_layout, readonly
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, views
+
+_CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
+_ONE_QUERY_IDS = readonly(np.zeros(1, dtype=np.int64))
+_ONE_CHUNK = readonly(np.array([0, 1], dtype=np.int64))
+
+
+class Scorer:
+    r"""NDCG of one ranked list per call, with the options of :func:`fastndcg.ndcg` fixed.
+
+    ``Scorer(k=10)(grades, scores)`` equals ``fastndcg.ndcg(grades, scores, k=10)`` for one
+    query, bit for bit, with the option checks and set-up paid once instead of on every call:
+    the tool for training and evaluation loops that score one list at a time.
+
+    Parameters
+    ----------
+    k, gain, discount, ideal, max_grade, ties, seed, zero_idcg, backend, score_dtype
+        As in :func:`fastndcg.ndcg`. ``ideal="global"`` is not available (it needs judgment
+        lists per query); with ``ties="random"`` and no seed, one seed is drawn for the scorer.
+        Tool presets, which also round or aggregate results, go through :func:`fastndcg.ndcg`.
+
+    Examples
+    --------
+    >>> import fastndcg
+    >>> score = fastndcg.Scorer(k=6)
+    >>> round(score([3, 2, 3, 0, 1, 2], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]), 4)
+    0.9488
+    """
+
+    def __init__(
+        self,
+        *,
+        k: Any = None,
+        gain: GainSpec = "exp2",
+        discount: DiscountSpec = "log2",
+        ideal: str = "recall",
+        max_grade: float | None = None,
+        ties: str = "average",
+        seed: int | None = None,
+        zero_idcg: str = "skip",
+        backend: str = "auto",
+        score_dtype: str = "float64",
+    ) -> None:
+        if ideal == "global":
+            raise ValueError(
+                "Scorer scores one list at a time and has no judgment lists for "
+                "ideal='global'; use fastndcg.ndcg(..., ideal='global', ideal_grades=...)"
+            )
+        self._engine = Engine.create(
+            k=k,
+            gain=gain,
+            discount=discount,
+            ideal=ideal,
+            max_grade=max_grade,
+            ties=ties,
+            seed=seed,
+            zero_idcg=zero_idcg,
+            backend=backend,
+            score_dtype=score_dtype,
+        )
+        engine = self._engine
+        # the options as fastndcg.ndcg takes them (a random seed drawn once stays fixed)
+        self._options = dict(
+            k=k,
+            gain=gain,
+            discount=discount,
+            ideal=ideal,
+            max_grade=max_grade,
+            ties=ties,
+            seed=engine.seed if engine.ties == "random" else None,
+            zero_idcg=zero_idcg,
+            backend=engine.backend,
+            score_dtype=score_dtype,
+        )
+        table = engine.gain.table
+        self._kernels = None
+        if (
+            engine.backend == "numba"
+            and engine.ties not in KEYED_TIES
+            and engine.score_dtype == "float64"
+            and engine.gain.kind in ("exp2", "linear", "table")
+            and not (table is not None and np.isnan(table).any())
+        ):
+            from fastndcg import _kernels
+
+            self._kernels = _kernels
+        self._n_cutoffs = len(engine.cutoffs)
+        self._single = self._n_cutoffs == 1
+        self._shapes: dict[tuple[int, float, float, bool], tuple] = {}
+
+    @property
+    def k(self) -> tuple[int | None, ...]:
+        """The cutoffs, in order (None: the whole list)."""
+        return self._engine.cutoffs
+
+    def __repr__(self) -> str:
+        options = self._engine.options(ranked=False)
+        shown = ", ".join(f"{name}={value!r}" for name, value in options.items())
+        return f"Scorer(k={self.k!r}, {shown})"
+
+    def __call__(self, grades: Any, scores: Any) -> float | np.ndarray:
+        """NDCG of one ranked list: a float for one cutoff, an array over the cutoffs otherwise.
+
+        A list with no relevant item (IDCG = 0) scores as ``zero_idcg`` says: NaN for "skip".
+        """
+        g = grades if type(grades) is np.ndarray else np.asarray(grades)
+        s = scores if type(scores) is np.ndarray else np.asarray(scores)
+        kernels = self._kernels
+        if (
+            kernels is None
+            or g.ndim != 1
+            or s.shape != g.shape
+            or g.size == 0
+            or g.dtype not in GRADE_DTYPES
+            or s.dtype not in SCORE_DTYPES
+            or not (g.flags.c_contiguous and s.flags.c_contiguous)
+        ):
+            return self._general(grades, scores)
+        n = g.size
+        low, high, bad, fractional = kernels.scan_block(g, 0, n, True)
+        if bad or kernels.scan_block(s, 0, n, True)[2]:
+            return self._general(grades, scores)  # raises the error that names the bad value
+        key = (n, low, high, fractional == 0)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shape(g, s)
+            if len(self._shapes) >= _CACHED_SHAPES:
+                self._shapes.clear()
+            self._shapes[key] = shape
+        offsets, fixed, tail = shape
+        grade_views, grade_code = views(g, GRADE_DTYPES)
+        score_views, score_code = views(s, SCORE_DTYPES)
+        inputs = (offsets, grade_views, grade_code, score_views, score_code, *fixed)
+        inputs += (offsets, grade_views, grade_code, *tail)
+        dcg = np.empty((1, self._n_cutoffs))  # the kernel writes every entry
+        idcg = np.empty((1, self._n_cutoffs))
+        kernels.score_queries_serial(_ONE_CHUNK, inputs, dcg, idcg)
+        if self._single and idcg[0, 0] > 0:
+            return float(dcg[0, 0] / idcg[0, 0])
+        values = self._engine.per_query(_ONE_QUERY_IDS, dcg, idcg)[0]
+        return float(values[0]) if self._single else values
+
+    def _general(self, grades: Any, scores: Any) -> float | np.ndarray:
+        """The same value through :func:`fastndcg.ndcg` (and its checks and errors)."""
+        values = ndcg(grades, scores, **self._options).per_query
+        if values.shape[0] == 0:  # an empty list: no relevant item, IDCG = 0
+            nothing = np.zeros((1, values.shape[1]))
+            values = self._engine.per_query(_ONE_QUERY_IDS, nothing, nothing)
+        if values.shape[0] != 1:
+            raise ValueError(
+                f"Scorer scores one ranked list per call; these grades hold {values.shape[0]} "
+                "queries. Use fastndcg.ndcg(..., qid= or offsets=) for many"
+            )
+        return float(values[0, 0]) if self._single else values[0]
+
+    def _shape(self, grades: np.ndarray, scores: np.ndarray) -> tuple:
+        """Kernel inputs for lists of this length and grade range, built as ndcg builds them.
+
+        Everything the plan derives from the data (gain table, grade levels, discount depth,
+        largest gain) depends only on the length and on the grades' range and integrality,
+        the key these inputs are cached under.
+        """
+        plan = self._engine.plan(build_layout(grades, scores, use_numba=True))
+        fixed = (
+            False,
+            plan.tie_mode,
+            plan.tie_key,
+            np.uint64(plan.seed),
+            plan.gain_mode,
+            plan.gain_table,
+            plan.level_order,
+            plan.level_gain,
+            plan.discount,
+            plan.discount_prefix,
+            plan.cutoffs,
+            plan.k_max,
+            plan.ideal_mode,
+        )
+        return plan.offsets, fixed, (plan.max_gain,)

@@ -62,6 +62,7 @@ SMALL_SELECT = 128  # selections up to this size use an insertion buffer instead
 RANK_BY_COUNT = 256  # up to this many rows, rank by counting (n * n branch-free comparisons)
 _SAMPLE = 32  # scores sampled to narrow long candidate lists
 _COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a histogram)
+_LANES = 32  # independent accumulators of the column scans
 _NARROW_FROM = 128  # candidate lists longer than this (and twice the selection) are narrowed
 
 
@@ -809,42 +810,51 @@ def scan_block(values, a, b, check):
     """min, max, number of non-finite and of non-integral values of ``values[a:b]``.
 
     Compiled per dtype on first use; releases the GIL, so threads scan chunks in parallel.
+    Without ``check`` (integer columns) only min and max are computed, in the column's dtype.
 
-    Plain reductions without early exits, four independent min/max accumulators: the loop
-    runs at memory speed instead of waiting on one comparison chain.
+    Each row updates one of :data:`_LANES` independent accumulators, element-wise, so the loop
+    vectorises without reordering any floating-point operation. A NaN leaves min and max
+    alone; it is counted as non-finite, and the caller rejects the column then.
     """
-    lo0 = lo1 = lo2 = lo3 = np.inf
-    hi0 = hi1 = hi2 = hi3 = -np.inf
-    bad = 0
-    frac = 0
-    stop = a + (b - a) // 4 * 4
-    for i in range(a, stop, 4):
-        w = np.float64(values[i])
-        x = np.float64(values[i + 1])
-        y = np.float64(values[i + 2])
-        z = np.float64(values[i + 3])
-        lo0 = w if w < lo0 else lo0
-        lo1 = x if x < lo1 else lo1
-        lo2 = y if y < lo2 else lo2
-        lo3 = z if z < lo3 else lo3
-        hi0 = w if w > hi0 else hi0
-        hi1 = x if x > hi1 else hi1
-        hi2 = y if y > hi2 else hi2
-        hi3 = z if z > hi3 else hi3
-        if check:
-            bad += (not (abs(w) < np.inf)) + (not (abs(x) < np.inf))
-            bad += (not (abs(y) < np.inf)) + (not (abs(z) < np.inf))
-            frac += (
-                (w != np.floor(w)) + (x != np.floor(x)) + (y != np.floor(y)) + (z != np.floor(z))
-            )
-    for i in range(stop, b):
-        w = np.float64(values[i])
-        lo0 = w if w < lo0 else lo0
-        hi0 = w if w > hi0 else hi0
-        if check:
-            bad += not (abs(w) < np.inf)
-            frac += w != np.floor(w)
-    return min(min(lo0, lo1), min(lo2, lo3)), max(max(hi0, hi1), max(hi2, hi3)), bad, frac
+    if b <= a:
+        return np.inf, -np.inf, 0, 0
+    rows = values[a:b]
+    n = np.uint64(b - a)
+    lanes = np.uint64(_LANES)
+    full = n - n % lanes
+    if not check:
+        low = np.empty(_LANES, dtype=values.dtype)
+        high = np.empty(_LANES, dtype=values.dtype)
+        low[:] = rows[0]
+        high[:] = rows[0]
+        for i in range(np.uint64(0), full, lanes):
+            for j in range(lanes):
+                x = rows[i + j]
+                low[j] = x if x < low[j] else low[j]
+                high[j] = x if x > high[j] else high[j]
+        for i in range(full, n):
+            x = rows[i]
+            low[0] = x if x < low[0] else low[0]
+            high[0] = x if x > high[0] else high[0]
+        return np.float64(low.min()), np.float64(high.max()), 0, 0
+    lo = np.full(_LANES, np.inf)
+    hi = np.full(_LANES, -np.inf)
+    bad = np.zeros(_LANES, dtype=np.int64)
+    frac = np.zeros(_LANES, dtype=np.int64)
+    for i in range(np.uint64(0), full, lanes):
+        for j in range(lanes):
+            x = np.float64(rows[i + j])
+            lo[j] = x if x < lo[j] else lo[j]
+            hi[j] = x if x > hi[j] else hi[j]
+            bad[j] += (x - x) != 0.0  # NaN for inf and NaN, 0 otherwise
+            frac[j] += x != np.floor(x)
+    for i in range(full, n):
+        x = np.float64(rows[i])
+        lo[0] = x if x < lo[0] else lo[0]
+        hi[0] = x if x > hi[0] else hi[0]
+        bad[0] += (x - x) != 0.0
+        frac[0] += x != np.floor(x)
+    return lo.min(), hi.max(), bad.sum(), frac.sum()
 
 
 @njit(cache=True, nogil=True)

@@ -26,7 +26,9 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
    by counting, ``m * m`` branch-free comparisons, while ``m`` is small; otherwise they go
    through an insertion buffer with a running threshold. A whole list is ranked by counting
    when short, else by a stable merge sort of (score, row) pairs, the tie rule consulted only
-   when two scores are equal;
+   when two scores are equal. When many candidates remain (deep cutoffs) and ties go in input
+   order, nothing is ranked: each row with a gain counts the rows above it and adds its
+   discounted gain to every cutoff it falls within, which replaces steps 2 and 3;
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
    every row of a tie group carries the group's mean gain (a group cut by the selection is
    completed by a scan of the query, only when a row outside the selection ties with it);
@@ -63,6 +65,7 @@ RANK_BY_COUNT = 256  # up to this many rows, rank by counting (n * n branch-free
 _SAMPLE = 32  # scores sampled to narrow long candidate lists
 _COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a histogram)
 _LANES = 32  # independent accumulators of the column scans
+_COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 128  # candidate lists longer than this (and twice the selection) are narrowed
 
 
@@ -265,6 +268,64 @@ def _sort_by_count(buf, top, rank, n, scores):
     for i in range(n):
         buf[rank[i]] = i
         top[rank[i]] = scores[i]
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _dcg_by_count(dcg, q, values, gains, useful, m, n, average, discount, prefix, cutoffs):
+    """``dcg[q, j]`` for every cutoff from the rank of each row with a gain, found by counting.
+
+    ``values``/``gains`` hold the ``m`` rows that may rank within the largest cutoff (every
+    row scoring as high as any of them among them), in input order; ``useful`` lists those of
+    them with a non-zero gain; ``n`` is the list length. A row's rank is the number of rows
+    going before it: higher scores, and with ``ties="stable"`` equal scores earlier in the
+    input. With ``ties="average"`` the rows tied at a score share the ranks
+    ``[above, above + tied)`` and each carries its gain times the mean discount of the shared
+    ranks inside the cutoff (``prefix`` holds the discount prefix sums). Nothing is sorted:
+    the work is ``useful.size * m`` branch-free comparisons.
+    """
+    for j in range(cutoffs.size):
+        dcg[q, j] = 0.0
+    um = np.uint64(m)
+    for u in range(useful.size):
+        c = np.uint64(useful[u])
+        gain = gains[c]
+        x = values[c]
+        above = 0
+        tied = 1
+        if average:
+            tied = 0
+            for d in range(um):
+                above += values[d] > x
+                tied += values[d] == x
+        else:
+            for d in range(c):
+                above += values[d] >= x
+            for d in range(c + np.uint64(1), um):
+                above += values[d] > x
+        for j in range(cutoffs.size):
+            cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+            if above >= cut:
+                continue
+            if tied == 1:
+                dcg[q, j] += gain * discount[above]
+            else:
+                shared = prefix[min(above + tied, cut)] - prefix[above]
+                dcg[q, j] += gain * shared / tied
+
+
+@njit(cache=True, _nrt=False)
+def _gather_gains(gains, useful, rows, m, grades, gain_mode, gain_table):
+    """``gains[c]`` = gain of row ``rows[c]`` for ``c < m``; returns how many are not zero.
+
+    The ``c`` with a non-zero gain go to ``useful``, without a branch.
+    """
+    kept = 0
+    for c in range(m):
+        gain = _gain(grades[rows[c]], gain_mode, gain_table)
+        gains[c] = gain
+        useful[kept] = c
+        kept += gain != 0.0
+    return kept
 
 
 @njit(cache=True, _nrt=False)
@@ -634,6 +695,7 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
     hist = np.zeros(4 * max(level_order.size, 1), dtype=np.int64)
     average = tie_mode == TIE_AVERAGE and not ranked
     input_order_ties = tie_mode == TIE_STABLE or tie_mode == TIE_AVERAGE
+    by_count = input_order_ties and ideal_mode != IDEAL_LOCAL
 
     for q in range(q0, q1):
         s = offsets[q]
@@ -642,17 +704,38 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
         _load_grades(grades, grade_code, s, n, g)
 
         # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
-        #    the last selected tie group when positions outside the selection share it
+        #    the last selected tie group when positions outside the selection share it. With
+        #    ties in input order and no local ideal, DCG comes straight from counted ranks.
         tied = np.nan
+        counted = False
         if ranked:
             for t in range(count):
                 buf[t] = t
         else:
             _load_scores(scores, score_code, s, n, sc)
-            if count <= SMALL_SELECT and count < n:
+            select = count <= SMALL_SELECT and count < n
+            m = n
+            if select:
                 m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
                 if m > max(2 * count, _NARROW_FROM):
                     m = _narrow(tmp_buf, tmp_top, sample, m, count)
+            if by_count and select and _COUNT_FROM < m <= RANK_BY_COUNT:
+                counted = True
+                kept = _gather_gains(top, rank, tmp_buf, m, g, gain_mode, gain_table)
+                _dcg_by_count(
+                    dcg_out,
+                    q,
+                    tmp_top,
+                    top,
+                    rank[:kept],
+                    m,
+                    n,
+                    average,
+                    discount,
+                    discount_prefix,
+                    cutoffs,
+                )
+            elif select:
                 if input_order_ties and m <= RANK_BY_COUNT:
                     tied = _select_by_count(buf, top, tmp_buf, tmp_top, rank, m, count)
                 else:
@@ -693,41 +776,43 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
                 if count < n and top[count] == top[count - 1]:
                     tied = top[count]
 
-        # 2. prefix sums of discounted gains (tie groups carry their mean gain)
-        prefix[0] = 0.0
-        if average:
-            t = 0
-            while t < count:
-                level = top[t]
-                stop = t + 1
-                while stop < count and top[stop] == level:
-                    stop += 1
-                total = 0.0
-                members = stop - t
-                if stop == count and tied == level:
-                    # positions with this score lie beyond the selection: take the whole group
-                    members = 0
-                    for i in range(n):
-                        if sc[i] == level:
-                            total += _gain(g[i], gain_mode, gain_table)
-                            members += 1
-                else:
+        if not counted:
+            # 2. prefix sums of discounted gains (tie groups carry their mean gain)
+            prefix[0] = 0.0
+            if average:
+                t = 0
+                while t < count:
+                    level = top[t]
+                    stop = t + 1
+                    while stop < count and top[stop] == level:
+                        stop += 1
+                    total = 0.0
+                    members = stop - t
+                    if stop == count and tied == level:
+                        # positions with this score lie beyond the selection: take the whole group
+                        members = 0
+                        for i in range(n):
+                            if sc[i] == level:
+                                total += _gain(g[i], gain_mode, gain_table)
+                                members += 1
+                    else:
+                        for u in range(t, stop):
+                            total += _gain(g[buf[u]], gain_mode, gain_table)
+                    mean = total / members
                     for u in range(t, stop):
-                        total += _gain(g[buf[u]], gain_mode, gain_table)
-                mean = total / members
-                for u in range(t, stop):
-                    mean_gain[u] = mean
-                    group_end[u] = t + members
-                    prefix[u + 1] = prefix[u] + mean * discount[u]
-                t = stop
-        else:
-            for t in range(count):
-                prefix[t + 1] = prefix[t] + _gain(g[buf[t]], gain_mode, gain_table) * discount[t]
+                        mean_gain[u] = mean
+                        group_end[u] = t + members
+                        prefix[u + 1] = prefix[u] + mean * discount[u]
+                    t = stop
+            else:
+                for t in range(count):
+                    gain = _gain(g[buf[t]], gain_mode, gain_table)
+                    prefix[t + 1] = prefix[t] + gain * discount[t]
 
-        # 3. DCG per cutoff
-        for j in range(n_cut):
-            cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
-            dcg_out[q, j] = prefix[cut]
+            # 3. DCG per cutoff
+            for j in range(n_cut):
+                cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+                dcg_out[q, j] = prefix[cut]
 
         # 4. IDCG per cutoff
         if ideal_mode == IDEAL_MAX:

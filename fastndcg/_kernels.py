@@ -523,24 +523,23 @@ def _sort_desc(values, n):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _count_level(grades, n, level):
+    """How many of ``grades[:n]`` equal ``level``: one vectorised comparison pass."""
+    value = np.float64(level)
+    found = 0
+    for i in range(np.uint64(n)):
+        found += grades[i] == value
+    return found
+
+
+@njit(cache=True, _nrt=False)
 def _count_levels(hist, grades, n):
     """Add the histogram of the integer grade levels of ``grades[:n]`` to ``hist``.
 
-    ``hist`` holds four copies of the ``L`` levels. Up to :data:`_COMPARE_LEVELS` levels, one
-    vectorised comparison pass per level fills the first copy; otherwise the rows are counted
-    into the four copies in turn, which breaks the store-to-load chain of consecutive rows
-    with the same grade.
+    ``hist`` holds four copies of the ``L`` levels; rows are counted into the copies in turn,
+    which breaks the store-to-load chain of consecutive rows with the same grade.
     """
     n_levels = hist.size // 4
-    if n_levels <= _COMPARE_LEVELS:
-        rows = np.uint64(n)
-        for level in range(n_levels):
-            value = np.float64(level)
-            found = 0
-            for i in range(rows):
-                found += grades[i] == value
-            hist[level] += found
-        return
     i = 0
     while i + 4 <= n:
         hist[np.int64(grades[i])] += 1
@@ -567,28 +566,46 @@ def _ideal_prefix(
     level_gain,
     discount,
 ):
-    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``."""
+    """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``.
+
+    With integer grade levels, the levels are taken in descending gain order until ``count``
+    ranks are filled; the rows of levels without gain (and all after them) add nothing. Up to
+    :data:`_COMPARE_LEVELS` levels each is counted when reached, by one comparison pass (few
+    passes for shallow cutoffs, where the best levels fill the ranks); more levels are counted
+    into a histogram first.
+    """
     prefix[0] = 0.0
     n_levels = level_order.size
     if n_levels > 0:
-        _count_levels(hist, grades, n)
+        compare = n_levels <= _COMPARE_LEVELS
+        if not compare:
+            _count_levels(hist, grades, n)
+        useful = n_levels
+        while useful > 0 and level_gain[level_order[useful - 1]] == 0.0:
+            useful -= 1
         pos = 0
-        for lv in range(n_levels):
+        for lv in range(useful):
+            if pos >= count:
+                break
             level = level_order[lv]
-            filled = (
-                hist[level]
-                + hist[n_levels + level]
-                + hist[2 * n_levels + level]
-                + hist[3 * n_levels + level]
-            )
-            if filled == 0 or pos >= count:
-                continue
+            if compare:
+                filled = _count_level(grades, n, level)
+            else:
+                filled = (
+                    hist[level]
+                    + hist[n_levels + level]
+                    + hist[2 * n_levels + level]
+                    + hist[3 * n_levels + level]
+                )
             g = level_gain[level]
             stop = min(pos + filled, count)
             for t in range(pos, stop):
                 prefix[t + 1] = prefix[t] + g * discount[t]
             pos += filled
-        hist[:] = 0
+        for t in range(pos, count):  # rows without gain
+            prefix[t + 1] = prefix[t]
+        if not compare:
+            hist[:] = 0
         return
     if count > SMALL_SELECT or count == n:
         for t in range(n):

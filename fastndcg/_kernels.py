@@ -815,7 +815,7 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
                     else:
                         for u in range(t, stop):
                             total += _gain(g[buf[u]], gain_mode, gain_table)
-                    mean = total / members
+                    mean = total / members if members > 1 else total
                     for u in range(t, stop):
                         mean_gain[u] = mean
                         group_end[u] = t + members

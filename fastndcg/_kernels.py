@@ -66,7 +66,7 @@ _SAMPLE = 32  # scores sampled to narrow long candidate lists
 _COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a histogram)
 _LANES = 32  # independent accumulators of the column scans
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
-_NARROW_FROM = 128  # candidate lists longer than this (and twice the selection) are narrowed
+_NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,27 +198,29 @@ def _candidates(cand, cand_scores, column_max, n, count, scores):
 def _narrow(cand, cand_scores, sample, m, count):
     """Drop candidates below a tighter bound of the count-th best score; returns how many stay.
 
-    A bound is estimated from a sorted sample of the candidates' scores, a little below the
-    count-th best in proportion; it is used only if at least ``count`` candidates reach it (so
-    it is a true lower bound of the count-th best score), else nothing is dropped. Candidates
-    keep their order. ``sample`` is scratch of :data:`_SAMPLE` entries.
+    Bounds are taken from a sorted sample of the candidates' scores, starting a little below
+    the count-th best in proportion and moving down: the first that at least ``count``
+    candidates reach is a true lower bound of the count-th best score, and the candidates
+    below it are dropped (none if no sampled bound holds). Candidates keep their order.
+    ``sample`` is scratch of :data:`_SAMPLE` entries.
     """
     for j in range(_SAMPLE):
         sample[j] = cand_scores[j * m // _SAMPLE]
     _sort_desc(sample, _SAMPLE)
-    pick = min(_SAMPLE - 1, (_SAMPLE * count * 5) // (4 * m) + 2)
-    bound = sample[pick]
-    reaching = 0
-    for c in range(m):
-        reaching += cand_scores[c] >= bound
-    if reaching < count:
-        return m
-    kept = 0
-    for c in range(m):
-        cand[kept] = cand[c]
-        cand_scores[kept] = cand_scores[c]
-        kept += cand_scores[c] >= bound
-    return kept
+    rows = np.uint64(m)
+    for pick in range((_SAMPLE * count * 9) // (8 * m), _SAMPLE):
+        bound = sample[pick]
+        reaching = 0
+        for c in range(rows):
+            reaching += cand_scores[c] >= bound
+        if reaching >= count:
+            kept = 0
+            for c in range(m):
+                cand[kept] = cand[c]
+                cand_scores[kept] = cand_scores[c]
+                kept += cand_scores[c] >= bound
+            return kept
+    return m
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
@@ -734,7 +736,7 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
             m = n
             if select:
                 m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
-                if m > max(2 * count, _NARROW_FROM):
+                if m > max(count + count // 4 + 16, _NARROW_FROM):
                     m = _narrow(tmp_buf, tmp_top, sample, m, count)
             if by_count and select and _COUNT_FROM < m <= RANK_BY_COUNT:
                 counted = True

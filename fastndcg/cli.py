@@ -169,7 +169,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         help="TREC: score only the first N documents of each ranking (trec_eval -M)",
     )
     score.add_argument(
-        "--batch-rows", type=int, default=1 << 17, help="Parquet: rows per streamed batch"
+        "--batch-rows", type=int, default=1 << 20, help="Parquet: rows per streamed batch"
     )
     score.add_argument(
         "--group",

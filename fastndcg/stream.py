@@ -165,7 +165,7 @@ class StreamScorer:
             scores = as_score_vector(numeric_column(raw, score_name, "score", base), "scores")
         bounds = _run_bounds(ids, self.engine.use_numba)
         run_ids = ids.take(pa.array(bounds[:-1]))
-        if pc.count_distinct(run_ids).as_py() != len(run_ids):
+        if not _distinct(run_ids):
             repeated = _first_repeat(run_ids)
             raise ValueError(
                 f"query {repeated!r} appears in separate runs of rows within rows {base}.."
@@ -255,6 +255,15 @@ def _run_bounds(ids: pa.Array, use_numba: bool) -> np.ndarray:
     changed = pc.not_equal(ids[1:], ids[:-1]).to_numpy(zero_copy_only=False)
     inner = np.flatnonzero(changed) + 1
     return np.concatenate(([0], inner, [len(ids)])).astype(np.int64)
+
+
+def _distinct(ids: pa.Array) -> bool:
+    """Whether no id occurs twice; numeric ids in increasing order are, without hashing."""
+    if pa.types.is_integer(ids.type) or pa.types.is_floating(ids.type):
+        values = ids.to_numpy(zero_copy_only=False)
+        if values.size < 2 or bool(np.all(values[1:] > values[:-1])):
+            return True
+    return pc.count_distinct(ids).as_py() == len(ids)
 
 
 def _first_repeat(ids: pa.Array) -> Any:

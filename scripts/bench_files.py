@@ -140,7 +140,7 @@ def main() -> None:
     parser.add_argument(
         "--pytrec-queries", type=int, default=20_000, help="queries for pytrec_eval (slow)"
     )
-    parser.add_argument("--batch-rows", type=int, default=1 << 17)
+    parser.add_argument("--batch-rows", type=int, default=1 << 20)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--dir", default=None, help="where to write the files (default: a temp dir)"

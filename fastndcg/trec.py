@@ -235,13 +235,18 @@ def ndcg_run(
         keep &= _first_ranked(run_table, codes.query, max_docs, engine, codes)
     if judged_only:
         keep &= judged
-    tie_key = codes.docid_descending_key()[keep] if engine.ties == "docid_desc" else None
+    tie_key = codes.docid_descending_key() if engine.ties == "docid_desc" else None
+    if keep.all():  # every row stays: no copies
+        keep = None
+    else:
+        grades = grades[keep]
+        tie_key = None if tie_key is None else tie_key[keep]
 
     with engine.threads():
         layout = _run_layout(
             codes,
             keep,
-            grades[keep],
+            grades,
             run_table,
             absent if missing == "zero" else None,
             engine.use_numba,
@@ -325,8 +330,8 @@ class _RunCodes:
         if order is not None:
             labels[order] = labels.copy()
         judged = labels >= 0  # NaN (unjudged) is not
-        np.maximum(labels, 0.0, out=labels)  # NaN stays NaN
-        return np.nan_to_num(labels, copy=False, nan=0.0), judged
+        np.fmax(labels, 0.0, out=labels)  # negative grades and NaN (unjudged) become 0
+        return labels, judged
 
     def ideal_lists(
         self, qrels: pa.Table, absent: pa.Array | None
@@ -346,11 +351,14 @@ class _RunCodes:
             target = np.where(elsewhere >= 0, n_queries + elsewhere, target)
             n_queries += len(absent)
         kept = target >= 0
-        order = np.argsort(target[kept], kind="stable")
+        grades = qrels.column("grade").to_numpy()
+        if not kept.all():
+            target, grades = target[kept], grades[kept]
         offsets = np.zeros(n_queries + 1, dtype=np.int64)
-        np.cumsum(np.bincount(target[kept], minlength=n_queries), out=offsets[1:])
-        grades = np.maximum(qrels.column("grade").to_numpy()[kept][order], 0.0)
-        return offsets, grades
+        np.cumsum(np.bincount(target, minlength=n_queries), out=offsets[1:])
+        if np.any(target[1:] < target[:-1]):  # not already grouped in the scored order
+            grades = grades[np.argsort(target, kind="stable")]
+        return offsets, np.maximum(grades, 0.0)
 
     def docid_descending_key(self) -> np.ndarray:
         """Per run row, the rank of its document id in descending byte order (trec_eval's ties)."""
@@ -471,7 +479,7 @@ def _first_ranked(
 
 def _run_layout(
     codes: _RunCodes,
-    keep: np.ndarray,
+    keep: np.ndarray | None,
     grades: np.ndarray,
     run: pa.Table,
     absent: pa.Array | None,
@@ -479,17 +487,20 @@ def _run_layout(
 ) -> Layout:
     """The kept run rows grouped by query, then the ``absent`` judged queries as empty rankings.
 
+    ``keep`` selects the run rows (None: all of them; ``grades`` are those of the kept rows).
     Every judged query of the run gets a list, even when no row of it was kept.
     """
     judged = np.flatnonzero(codes.judged_query)
     renumber = np.full(codes.judged_query.size, -1, dtype=np.int64)
     renumber[judged] = np.arange(judged.size)
-    offsets, _, order = group_codes(renumber[codes.query[keep]], judged)
+    query = codes.query if keep is None else codes.query[keep]
+    offsets, _, order = group_codes(renumber[query], judged)
     query_ids = ids_to_numpy(codes.queries.take(pa.array(judged)))
     if absent is not None and len(absent):
         offsets = np.concatenate([offsets, np.full(len(absent), offsets[-1])])
         query_ids = np.concatenate([query_ids, ids_to_numpy(absent)])
-    scores = as_score_vector(run.column("score").to_numpy()[keep], "scores")
+    scores = run.column("score").to_numpy()
+    scores = as_score_vector(scores if keep is None else scores[keep], "scores")
     return finish_layout(
         offsets,
         as_grade_vector(grades, "grades"),

@@ -120,18 +120,30 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
 
     kernels = _numba_kernels()
     assert kernels is not None
-    grades, grade_code = views(plan.grades, GRADE_DTYPES)
-    ideal_grades, ideal_code = views(plan.ideal_grades, GRADE_DTYPES)
-    scores, score_code = views(
-        plan.scores if plan.scores is not None else plan.discount[:0], SCORE_DTYPES
-    )
     threads = numba.get_num_threads()
     parallel = threads > 1 and plan.offsets[-1] >= PARALLEL_MIN_ROWS
     bounds = chunk_bounds(plan.offsets, threads * _CHUNKS_PER_THREAD if parallel else 1)
     kernel = kernels.score_queries if parallel else kernels.score_queries_serial
     dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
     idcg = np.zeros_like(dcg)
-    inputs = (
+    inputs = kernel_inputs(plan)
+    kernel(bounds, inputs, dcg, idcg)
+    return dcg, idcg
+
+
+def kernel_inputs(plan: Plan) -> tuple:
+    """The ``inputs`` tuple of ``_kernels.score_queries`` for ``plan``.
+
+    Slots 0-4 and 18-20 hold the data (offsets, grade views and code, score views and code;
+    judgment offsets, views and code); the others depend only on the options and on what the
+    plan derived from the data (see ``fastndcg.Scorer``, which reuses them).
+    """
+    grades, grade_code = views(plan.grades, GRADE_DTYPES)
+    ideal_grades, ideal_code = views(plan.ideal_grades, GRADE_DTYPES)
+    scores, score_code = views(
+        plan.scores if plan.scores is not None else plan.discount[:0], SCORE_DTYPES
+    )
+    return (
         plan.offsets,
         grades,
         grade_code,
@@ -155,5 +167,3 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
         ideal_code,
         plan.max_gain,
     )
-    kernel(bounds, inputs, dcg, idcg)
-    return dcg, idcg

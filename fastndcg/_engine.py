@@ -148,33 +148,12 @@ class Engine:
                 f"they are not used with ideal={self.ideal!r}"
             )
 
-    def score(
-        self,
-        layout: Layout,
-        *,
-        ideal_grades: Any = None,
-        ideal_qid: Any = None,
-        ideal_offsets: Any = None,
-        judgments: Judgments | None = None,
-        tie_key: np.ndarray | None = None,
-        row_base: int = 0,
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def score(self, layout: Layout, **inputs: Any) -> tuple[np.ndarray, np.ndarray]:
         """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads()).
 
-        Judgment lists for ``ideal="global"`` come as arrays or as prebuilt ``judgments``.
-        ``row_base`` is the stream position of the layout's first row, so that random tie keys
-        of a streamed piece equal those of the whole input.
+        ``inputs`` as for :meth:`plan`.
         """
-        plan = self.plan(
-            layout,
-            ideal_grades=ideal_grades,
-            ideal_qid=ideal_qid,
-            ideal_offsets=ideal_offsets,
-            judgments=judgments,
-            tie_key=tie_key,
-            row_base=row_base,
-        )
-        return run_plan(plan, self.backend)
+        return run_plan(self.plan(layout, **inputs), self.backend)
 
     def plan(
         self,
@@ -187,7 +166,12 @@ class Engine:
         tie_key: np.ndarray | None = None,
         row_base: int = 0,
     ) -> Plan:
-        """The kernel inputs for ``layout`` under these options (see :meth:`score`)."""
+        """The kernel inputs for ``layout`` under these options.
+
+        Judgment lists for ``ideal="global"`` come as arrays or as prebuilt ``judgments``.
+        ``row_base`` is the stream position of the layout's first row, so that random tie keys
+        of a streamed piece equal those of the whole input.
+        """
         if self.ties in KEYED_TIES and tie_key is None:
             raise ValueError(
                 f"ties={self.ties!r} needs document ids; it is available where they are known "

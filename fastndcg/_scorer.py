@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._api import DiscountSpec, GainSpec, ndcg
+from fastndcg._backends import kernel_inputs
 from fastndcg._engine import KEYED_TIES, Engine
 from fastndcg._layout import build_layout, readonly
 from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, views
@@ -66,7 +67,7 @@ class Scorer:
                 "Scorer scores one list at a time and has no judgment lists for "
                 "ideal='global'; use fastndcg.ndcg(..., ideal='global', ideal_grades=...)"
             )
-        self._engine = Engine.create(
+        options = dict(
             k=k,
             gain=gain,
             discount=discount,
@@ -78,20 +79,10 @@ class Scorer:
             backend=backend,
             score_dtype=score_dtype,
         )
-        engine = self._engine
+        self._engine = engine = Engine.create(**options)
         # the options as fastndcg.ndcg takes them (a random seed drawn once stays fixed)
-        self._options = dict(
-            k=k,
-            gain=gain,
-            discount=discount,
-            ideal=ideal,
-            max_grade=max_grade,
-            ties=ties,
-            seed=engine.seed if engine.ties == "random" else None,
-            zero_idcg=zero_idcg,
-            backend=engine.backend,
-            score_dtype=score_dtype,
-        )
+        seed = engine.seed if engine.ties == "random" else None
+        self._options = dict(options, seed=seed, backend=engine.backend)
         table = engine.gain.table
         self._kernels = None
         if (
@@ -181,19 +172,5 @@ class Scorer:
         the key these inputs are cached under.
         """
         plan = self._engine.plan(build_layout(grades, scores, use_numba=True))
-        fixed = (
-            False,
-            plan.tie_mode,
-            plan.tie_key,
-            np.uint64(plan.seed),
-            plan.gain_mode,
-            plan.gain_table,
-            plan.level_order,
-            plan.level_gain,
-            plan.discount,
-            plan.discount_prefix,
-            plan.cutoffs,
-            plan.k_max,
-            plan.ideal_mode,
-        )
-        return plan.offsets, fixed, (plan.max_gain,)
+        inputs = kernel_inputs(plan)
+        return plan.offsets, inputs[5:18], inputs[21:]

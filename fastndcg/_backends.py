@@ -17,7 +17,7 @@ import numpy as np
 
 from fastndcg._options import BACKENDS, choose
 from fastndcg._plan import Plan
-from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, views
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, thread_pool, views
 
 ENV_BACKEND = "FASTNDCG_BACKEND"
 _CHUNKS_PER_THREAD = 4
@@ -123,11 +123,15 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
     threads = numba.get_num_threads()
     parallel = threads > 1 and plan.offsets[-1] >= PARALLEL_MIN_ROWS
     bounds = chunk_bounds(plan.offsets, threads * _CHUNKS_PER_THREAD if parallel else 1)
-    kernel = kernels.score_queries if parallel else kernels.score_queries_serial
     dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
     idcg = np.zeros_like(dcg)
     inputs = kernel_inputs(plan)
-    kernel(bounds, inputs, dcg, idcg)
+    if parallel:  # the kernel releases the GIL: each pool thread takes the next chunk
+        chunks = range(bounds.size - 1)
+        run_chunk = lambda c: kernels.score_queries(bounds[c : c + 2], inputs, dcg, idcg)  # noqa: E731
+        list(thread_pool(threads).map(run_chunk, chunks))
+    else:
+        kernels.score_queries(bounds, inputs, dcg, idcg)
     return dcg, idcg
 
 

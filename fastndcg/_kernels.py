@@ -14,8 +14,10 @@ operations that cost about 250 ns per query here (more when threads share the ar
 drivers, which allocate the per-chunk scratch, use Numba's runtime.
 
 Work is split into chunks of consecutive queries holding about the same number of rows, and
-``prange`` runs over chunks. Each query is computed by the same serial code whatever chunk it
-falls in, so results are bit-identical for every thread count.
+a pool of threads runs the chunks (the kernel releases the GIL; a Python thread pool instead of
+``prange`` spares the compile of a parallel kernel, seconds). Each query is computed by the
+same serial code whatever chunk it falls in, so results are bit-identical for every thread
+count.
 
 Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for the whole list):
 
@@ -40,7 +42,7 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from fastndcg._codes import (
     GAIN_EXP2,
@@ -74,45 +76,55 @@ _NARROW_FROM = 96  # candidate lists longer than this (and well above the select
 
 
 @njit(cache=True, _nrt=False)
-def _copy(column, s, n, out):
-    """``out[:n]`` = ``column[s:s+n]`` as float64; compiled once per column dtype.
-
-    Unsigned indices spare Numba's negative-index wraparound, so the conversion vectorises.
-    """
-    rows = column[s : s + n]
-    for t in range(np.uint64(n)):
-        out[t] = rows[t]
-
-
-@njit(cache=True, _nrt=False)
 def _load_grades(views, code, s, n, out):
     """``out[:n]`` = rows ``s:s+n`` of the column in slot ``code`` of ``views``, as float64.
 
-    ``views`` holds (f8, f4, i8, i4, i2, i1, u1) arrays, the column in one slot.
+    ``views`` holds (f8, f4, i8, i4, i2, i1, u1) arrays, the column in one slot. Unsigned
+    indices spare Numba's negative-index wraparound, so the conversions vectorise.
     """
+    rows = np.uint64(n)
     if code == 0:
-        _copy(views[0], s, n, out)
+        column = views[0][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
     elif code == 1:
-        _copy(views[1], s, n, out)
+        column = views[1][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
     elif code == 2:
-        _copy(views[2], s, n, out)
+        column = views[2][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
     elif code == 3:
-        _copy(views[3], s, n, out)
+        column = views[3][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
     elif code == 4:
-        _copy(views[4], s, n, out)
+        column = views[4][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
     elif code == 5:
-        _copy(views[5], s, n, out)
+        column = views[5][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
     else:
-        _copy(views[6], s, n, out)
+        column = views[6][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
 
 
 @njit(cache=True, _nrt=False)
 def _load_scores(views, code, s, n, out):
     """``out[:n]`` = rows ``s:s+n`` of the scores in slot ``code`` of the (f8, f4) ``views``."""
+    rows = np.uint64(n)
     if code == 0:
-        _copy(views[0], s, n, out)
+        column = views[0][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
     else:
-        _copy(views[1], s, n, out)
+        column = views[1][s : s + n]
+        for t in range(rows):
+            out[t] = column[t]
 
 
 @njit(cache=True, inline="always")
@@ -880,7 +892,7 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
                 idcg_out[q, j] = ideal_prefix[cut]
 
 
-@njit(cache=True, parallel=True, nogil=True)
+@njit(cache=True, nogil=True)
 def score_queries(chunk_bounds, inputs, dcg_out, idcg_out):
     """Fill ``dcg_out[q, j]`` and ``idcg_out[q, j]`` for every query ``q`` and cutoff ``j``.
 
@@ -889,18 +901,9 @@ def score_queries(chunk_bounds, inputs, dcg_out, idcg_out):
     k_max, ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain); grades and scores
     are views tuples. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite
     cutoff; ``level_order`` is empty unless IDCG may count integer grade levels.
-    ``chunk_bounds`` splits the queries into chunks of similar row counts, run in parallel.
+    ``chunk_bounds`` splits the queries into chunks of similar row counts, scored in turn;
+    the GIL is released, so threads run different chunk ranges at once.
     """
-    # a parfor cannot capture tuples nested in a tuple: capture the parts, repack per chunk
-    (a, b, c_, d, e, f, g, h, i, j, k, l_, m, n, o, p, q, r, s, t, u, v) = inputs
-    for c in prange(chunk_bounds.size - 1):
-        parts = (a, b, c_, d, e, f, g, h, i, j, k, l_, m, n, o, p, q, r, s, t, u, v)
-        _score_chunk(chunk_bounds[c], chunk_bounds[c + 1], parts, dcg_out, idcg_out)
-
-
-@njit(cache=True, nogil=True)
-def score_queries_serial(chunk_bounds, inputs, dcg_out, idcg_out):
-    """:func:`score_queries` without the parallel machinery, for small inputs."""
     for c in range(chunk_bounds.size - 1):
         _score_chunk(chunk_bounds[c], chunk_bounds[c + 1], inputs, dcg_out, idcg_out)
 
@@ -1078,7 +1081,7 @@ def _match_chunk(
             labels[s + t] = values[lo] if lo < m and keys[lo] == doc else np.nan
 
 
-@njit(cache=True, parallel=True, nogil=True)
+@njit(cache=True, nogil=True)
 def match_judgments(
     chunk_bounds,
     offsets,
@@ -1093,9 +1096,10 @@ def match_judgments(
 
     Run rows and judgment rows are grouped by query (CSR ``offsets``/``judged_offsets`` over the
     same queries); documents are integer codes. ``duplicates[c]`` receives a run row whose
-    document appears twice in its query (per chunk ``c``; -1 when none).
+    document appears twice in its query (per chunk ``c``; -1 when none). Releases the GIL, so
+    threads run different chunk ranges at once.
     """
-    for c in prange(chunk_bounds.size - 1):
+    for c in range(chunk_bounds.size - 1):
         _match_chunk(
             chunk_bounds[c],
             chunk_bounds[c + 1],

@@ -8,14 +8,16 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 from fastndcg.stream import StreamScorer
+
+if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid on first use
+    import pyarrow.dataset as ds
 
 GROUPINGS = ("stream", "memory")
 _PREFETCH = 2  # decoded batches waiting while the current one is scored
@@ -101,6 +103,8 @@ def ndcg_parquet(
 
 def open_dataset(source: Any) -> ds.Dataset:
     """A ``pyarrow.dataset`` over ``source``; a directory lists ``*.parquet`` in sorted order."""
+    import pyarrow.dataset as ds
+
     if isinstance(source, ds.Dataset):
         return source
     if isinstance(source, (list, tuple)):
@@ -120,6 +124,8 @@ def open_dataset(source: Any) -> ds.Dataset:
 
 def describe(source: Any) -> str:
     """A short name for ``source`` in messages."""
+    import pyarrow.dataset as ds
+
     return "the dataset" if isinstance(source, ds.Dataset) else str(source)
 
 
@@ -127,6 +133,8 @@ def iter_batches(
     dataset: ds.Dataset, columns: list[str], batch_rows: int
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of ``columns``, fragment by fragment, in order."""
+    import pyarrow.dataset as ds
+
     # no pre-buffering: it would hold whole row groups (and more) in memory ahead of decoding
     options = ds.ParquetFragmentScanOptions(pre_buffer=False)
     for fragment in dataset.get_fragments():

@@ -85,7 +85,7 @@ def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
         bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
         chunks = list(itertools.pairwise(bounds))
         parts = list(
-            _pool(threads).map(lambda ab: scan_block(values, ab[0], ab[1], is_float), chunks)
+            thread_pool(threads).map(lambda ab: scan_block(values, ab[0], ab[1], is_float), chunks)
         )
     low = min(p[0] for p in parts)
     high = max(p[1] for p in parts)
@@ -101,12 +101,10 @@ def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
-def _pool(threads: int) -> ThreadPoolExecutor:
+def thread_pool(threads: int) -> ThreadPoolExecutor:
     """A thread pool of ``threads`` workers, created once per size."""
     if threads not in _POOLS:
-        _POOLS[threads] = ThreadPoolExecutor(
-            max_workers=threads, thread_name_prefix="fastndcg-scan"
-        )
+        _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fastndcg")
     return _POOLS[threads]
 
 

@@ -145,7 +145,7 @@ class Scorer:
         inputs += (offsets, grade_views, grade_code, *tail)
         dcg = np.empty((1, self._n_cutoffs))  # the kernel writes every entry
         idcg = np.empty((1, self._n_cutoffs))
-        kernels.score_queries_serial(_ONE_CHUNK, inputs, dcg, idcg)
+        kernels.score_queries(_ONE_CHUNK, inputs, dcg, idcg)
         if self._single and idcg[0, 0] > 0:
             return float(dcg[0, 0] / idcg[0, 0])
         values = self._engine.per_query(_ONE_QUERY_IDS, dcg, idcg)[0]

@@ -379,13 +379,26 @@ def _match(offsets, documents, judged_offsets, judged_documents, judged_labels, 
 
     from fastndcg._backends import chunk_bounds
     from fastndcg._kernels import match_judgments
+    from fastndcg._scan import thread_pool
 
-    bounds = chunk_bounds(offsets, 4 * numba.get_num_threads())
+    threads = numba.get_num_threads()
+    bounds = chunk_bounds(offsets, 4 * threads)
     out = np.empty(documents.size)
     duplicates = np.full(bounds.size - 1, -1, dtype=np.int64)
-    match_judgments(
-        bounds, offsets, documents, judged_offsets, judged_documents, labels, out, duplicates
-    )
+
+    def run_chunk(c: int) -> None:
+        match_judgments(
+            bounds[c : c + 2],
+            offsets,
+            documents,
+            judged_offsets,
+            judged_documents,
+            labels,
+            out,
+            duplicates[c : c + 1],
+        )
+
+    list(thread_pool(threads).map(run_chunk, range(bounds.size - 1)))
     found = duplicates[duplicates >= 0]
     return out, int(found.min()) if found.size else -1
 

@@ -8,6 +8,7 @@ vectorised twin of :mod:`fastndcg._numpy`. ``"auto"`` picks numba when it can be
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from collections.abc import Iterator
 from functools import cache
@@ -22,8 +23,9 @@ from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, thread_pool, views
 ENV_BACKEND = "FASTNDCG_BACKEND"
 _CHUNKS_PER_THREAD = 4
 _QUERY_COST_IN_ROWS = 8  # fixed per-query work, in row equivalents, when balancing chunks
-# Below this many rows a serial kernel runs: waking threads would cost more than it saves.
-PARALLEL_MIN_ROWS = 1 << 15
+# Below this many rows one thread runs: waking threads would cost more than it saves.
+PARALLEL_MIN_ROWS = 1 << 18
+_MANY_ROWS = 1 << 20  # from here on, _CHUNKS_PER_THREAD chunks per thread
 
 
 @cache
@@ -121,17 +123,25 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
     kernels = _numba_kernels()
     assert kernels is not None
     threads = numba.get_num_threads()
-    parallel = threads > 1 and plan.offsets[-1] >= PARALLEL_MIN_ROWS
-    bounds = chunk_bounds(plan.offsets, threads * _CHUNKS_PER_THREAD if parallel else 1)
+    rows = plan.offsets[-1]
     dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
     idcg = np.zeros_like(dcg)
     inputs = kernel_inputs(plan)
-    if parallel:  # the kernel releases the GIL: each pool thread takes the next chunk
-        chunks = range(bounds.size - 1)
-        run_chunk = lambda c: kernels.score_queries(bounds[c : c + 2], inputs, dcg, idcg)  # noqa: E731
-        list(thread_pool(threads).map(run_chunk, chunks))
-    else:
-        kernels.score_queries(bounds, inputs, dcg, idcg)
+    if threads == 1 or rows < PARALLEL_MIN_ROWS:
+        kernels.score_queries(chunk_bounds(plan.offsets, 1), inputs, dcg, idcg)
+        return dcg, idcg
+    # large inputs in more chunks than threads, so that a slow chunk does not hold the others
+    bounds = chunk_bounds(plan.offsets, threads * (_CHUNKS_PER_THREAD if rows >= _MANY_ROWS else 1))
+    tickets = itertools.count()
+
+    def drain() -> None:  # the kernel releases the GIL: threads take chunks until none is left
+        while (c := next(tickets)) < bounds.size - 1:
+            kernels.score_queries(bounds[c : c + 2], inputs, dcg, idcg)
+
+    helpers = [thread_pool(threads - 1).submit(drain) for _ in range(threads - 1)]
+    drain()  # this thread works too
+    for helper in helpers:
+        helper.result()
     return dcg, idcg
 
 

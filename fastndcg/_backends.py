@@ -1,6 +1,6 @@
 """Choose the backend that runs a plan, and run it.
 
-``"numba"`` runs the parallel kernels of :mod:`fastndcg._kernels`; ``"numpy"`` runs the
+``"numba"`` runs the kernels of :mod:`fastndcg._kernels` on a thread pool; ``"numpy"`` runs the
 vectorised twin of :mod:`fastndcg._numpy`. ``"auto"`` picks numba when it can be imported and
 ``FASTNDCG_BACKEND`` does not say otherwise. numba is imported lazily, on first use.
 """

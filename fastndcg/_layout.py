@@ -134,7 +134,7 @@ def build_layout(
 ) -> Layout:
     """Build the CSR layout from flat or dense input (see :func:`fastndcg.ndcg`).
 
-    ``use_numba`` runs the validation scan as a parallel kernel.
+    ``use_numba`` runs the validation scan as a compiled kernel (threaded for long columns).
     """
     grades_in = np.asarray(grades)
     if grades_in.ndim == 2:

@@ -27,7 +27,7 @@ def warmup() -> float:
     start = time.perf_counter()
     if not numba_available():
         return 0.0
-    # small inputs take the serial kernel, large ones the parallel kernel and scans
+    # small inputs run on one thread, large ones on the thread pool (and threaded scans)
     for rows in (6, PARALLEL_MIN_ROWS):
         grades = np.arange(rows, dtype=np.int64) % 3
         scores = np.linspace(1.0, 0.0, rows)

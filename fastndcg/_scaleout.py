@@ -13,9 +13,7 @@ import.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import threading
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -35,7 +33,6 @@ from fastndcg.stream import StreamScorer
 
 ENGINES = ("dask", "spark")
 VALIDATIONS = ("ranges", "exact")
-_WORKQUEUE_LOCK = threading.Lock()  # see Job._kernel_turn
 # Tie rules whose result does not depend on the order of the rows inside a query.
 ORDER_FREE_TIES = ("average", "pessimistic", "optimistic")
 
@@ -210,8 +207,7 @@ class Job:
         if not _ascending(ids):
             table = table.take(pc.sort_indices(table, sort_keys=[(self.qid, "ascending")]))
         scorer = self.scorer()
-        with self._kernel_turn():
-            results = [scorer.feed(table), scorer.finish()]
+        results = [scorer.feed(table), scorer.finish()]
         batches = [self._rounded(b) for b in results if b.num_rows]
         return pa.Table.from_batches(batches, schema=self.output_schema(ids.type))
 
@@ -219,32 +215,12 @@ class Job:
         """Per-query results of a stream of batches grouped by query (split queries carried)."""
         scorer = self.scorer()
         for batch in batches:
-            with self._kernel_turn():
-                out = scorer.feed(self._prepared(batch))
+            out = scorer.feed(self._prepared(batch))
             if out.num_rows:
                 yield self._rounded(out)
-        with self._kernel_turn():
-            last = scorer.finish()
+        last = scorer.finish()
         if last.num_rows:
             yield self._rounded(last)
-
-    def _kernel_turn(self) -> contextlib.AbstractContextManager:
-        """Hold the kernels for this thread where the threading layer cannot share them.
-
-        Numba's ``workqueue`` layer (used where neither OpenMP nor TBB is available) terminates
-        the process when two threads launch parallel kernels at once, as tasks of a
-        multi-threaded Dask worker or of Dask's default threaded scheduler do: there, tasks take
-        turns. Until a first launch tells the layer, they take turns too.
-        """
-        if self.options["backend"] != "numba":
-            return contextlib.nullcontext()
-        import numba
-
-        try:
-            shared = numba.threading_layer() != "workqueue"
-        except ValueError:  # no parallel launch yet in this process
-            shared = False
-        return contextlib.nullcontext() if shared else _WORKQUEUE_LOCK
 
     def _rounded(self, results: pa.RecordBatch) -> pa.RecordBatch:
         """Per-query results with NDCG rounded to ``decimals`` (unchanged without)."""

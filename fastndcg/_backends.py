@@ -24,7 +24,7 @@ ENV_BACKEND = "FASTNDCG_BACKEND"
 _CHUNKS_PER_THREAD = 4
 _QUERY_COST_IN_ROWS = 8  # fixed per-query work, in row equivalents, when balancing chunks
 # Below this many rows one thread runs: waking threads would cost more than it saves.
-PARALLEL_MIN_ROWS = 1 << 18
+PARALLEL_MIN_ROWS = 1 << 15
 _MANY_ROWS = 1 << 20  # from here on, _CHUNKS_PER_THREAD chunks per thread
 
 

@@ -8,7 +8,6 @@ vectorised twin of :mod:`fastndcg._numpy`. ``"auto"`` picks numba when it can be
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 from collections.abc import Iterator
 from functools import cache
@@ -18,7 +17,7 @@ import numpy as np
 
 from fastndcg._options import BACKENDS, choose
 from fastndcg._plan import Plan
-from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, thread_pool, views
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, run_chunks, views
 
 ENV_BACKEND = "FASTNDCG_BACKEND"
 _CHUNKS_PER_THREAD = 4
@@ -132,16 +131,11 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
         return dcg, idcg
     # large inputs in more chunks than threads, so that a slow chunk does not hold the others
     bounds = chunk_bounds(plan.offsets, threads * (_CHUNKS_PER_THREAD if rows >= _MANY_ROWS else 1))
-    tickets = itertools.count()
-
-    def drain() -> None:  # the kernel releases the GIL: threads take chunks until none is left
-        while (c := next(tickets)) < bounds.size - 1:
-            kernels.score_queries(bounds[c : c + 2], inputs, dcg, idcg)
-
-    helpers = [thread_pool(threads - 1).submit(drain) for _ in range(threads - 1)]
-    drain()  # this thread works too
-    for helper in helpers:
-        helper.result()
+    run_chunks(
+        lambda c: kernels.score_queries(bounds[c : c + 2], inputs, dcg, idcg),
+        bounds.size - 1,
+        threads,
+    )
     return dcg, idcg
 
 

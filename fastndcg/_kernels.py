@@ -170,7 +170,7 @@ def _tie_before(a, b, grades, first, tie_mode, tie_key, seed, gain_mode, gain_ta
 
 
 # scores reaching the kernels are never NaN (validated) and -0.0 == 0.0 in every comparison, so
-# these fast-math flags change no result; they let LLVM vectorise the block maxima
+# these fast-math flags change no result; they let LLVM vectorise the comparisons
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
 def _candidates(cand, cand_scores, column_max, n, count, scores):
     """Positions that may rank among the best ``count`` of ``n`` into ``cand``; returns how many.

@@ -8,8 +8,10 @@ bounded.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -24,6 +26,8 @@ GRADE_DTYPES = tuple(
     np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16, np.int8, np.uint8)
 )
 SCORE_DTYPES = GRADE_DTYPES[:2]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -83,10 +87,8 @@ def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
         parts = [scan_block(values, 0, values.size, is_float)]
     else:
         bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
-        chunks = list(itertools.pairwise(bounds))
-        parts = list(
-            thread_pool(threads).map(lambda ab: scan_block(values, ab[0], ab[1], is_float), chunks)
-        )
+        scan = lambda c: scan_block(values, bounds[c], bounds[c + 1], is_float)  # noqa: E731
+        parts = run_chunks(scan, bounds.size - 1, threads)
     low = min(p[0] for p in parts)
     high = max(p[1] for p in parts)
     bad = -1
@@ -101,11 +103,27 @@ def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
-def thread_pool(threads: int) -> ThreadPoolExecutor:
-    """A thread pool of ``threads`` workers, created once per size."""
-    if threads not in _POOLS:
+def run_chunks(work: Callable[[int], T], n_chunks: int, threads: int) -> list[T]:
+    """``[work(0), ..., work(n_chunks - 1)]``, worked off by this thread and pool threads.
+
+    ``threads`` threads in all (this one included) take the next chunk until none is left, so a
+    slow chunk does not hold the others; ``work`` must release the GIL to run in parallel.
+    """
+    results: list = [None] * n_chunks
+    tickets = itertools.count()
+
+    def drain() -> None:
+        while (c := next(tickets)) < n_chunks:
+            results[c] = work(c)
+
+    helpers = min(threads, n_chunks) - 1
+    if helpers > 0 and threads not in _POOLS:
         _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fastndcg")
-    return _POOLS[threads]
+    running = [_POOLS[threads].submit(drain) for _ in range(helpers)]
+    drain()
+    for helper in running:
+        helper.result()
+    return results
 
 
 def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:

@@ -314,10 +314,8 @@ class _RunCodes:
         if not both.all():
             judged_query = judged_query[both]
             judged_documents, judged_labels = judged_documents[both], judged_labels[both]
-        judged_offsets = np.zeros(offsets.size, dtype=np.int64)
-        np.cumsum(np.bincount(judged_query, minlength=offsets.size - 1), out=judged_offsets[1:])
-        if np.any(judged_query[1:] < judged_query[:-1]):  # not already in the run's order
-            grouping = np.argsort(judged_query, kind="stable")
+        judged_offsets, _, grouping = group_codes(judged_query, range(offsets.size - 1))
+        if grouping is not None:  # not already in the run's order
             judged_documents, judged_labels = judged_documents[grouping], judged_labels[grouping]
         labels, duplicate = _match(
             offsets, documents, judged_offsets, judged_documents, judged_labels, use_numba
@@ -354,10 +352,9 @@ class _RunCodes:
         grades = qrels.column("grade").to_numpy()
         if not kept.all():
             target, grades = target[kept], grades[kept]
-        offsets = np.zeros(n_queries + 1, dtype=np.int64)
-        np.cumsum(np.bincount(target, minlength=n_queries), out=offsets[1:])
-        if np.any(target[1:] < target[:-1]):  # not already grouped in the scored order
-            grades = grades[np.argsort(target, kind="stable")]
+        offsets, _, order = group_codes(target, range(n_queries))
+        if order is not None:  # not already grouped in the scored order
+            grades = grades[order]
         return offsets, np.maximum(grades, 0.0)
 
     def docid_descending_key(self) -> np.ndarray:
@@ -379,7 +376,7 @@ def _match(offsets, documents, judged_offsets, judged_documents, judged_labels, 
 
     from fastndcg._backends import chunk_bounds
     from fastndcg._kernels import match_judgments
-    from fastndcg._scan import thread_pool
+    from fastndcg._scan import run_chunks
 
     threads = numba.get_num_threads()
     bounds = chunk_bounds(offsets, 4 * threads)
@@ -398,7 +395,7 @@ def _match(offsets, documents, judged_offsets, judged_documents, judged_labels, 
             duplicates[c : c + 1],
         )
 
-    list(thread_pool(threads).map(run_chunk, range(bounds.size - 1)))
+    run_chunks(run_chunk, bounds.size - 1, threads)
     found = duplicates[duplicates >= 0]
     return out, int(found.min()) if found.size else -1
 

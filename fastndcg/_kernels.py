@@ -28,9 +28,11 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
    by counting, ``m * m`` branch-free comparisons, while ``m`` is small; otherwise they go
    through an insertion buffer with a running threshold. A whole list is ranked by counting
    when short, else by a stable merge sort of (score, row) pairs, the tie rule consulted only
-   when two scores are equal. When many candidates remain (deep cutoffs) and ties go in input
-   order, nothing is ranked: each row with a gain counts the rows above it and adds its
-   discounted gain to every cutoff it falls within, which replaces steps 2 and 3;
+   when two scores are equal. When ties go in input order and many candidates remain (deep
+   cutoffs) or the whole list counts, nothing is ranked: each row with a gain counts the rows
+   above it and adds its discounted gain to every cutoff it falls within, which replaces steps
+   2 and 3 (while rows with a gain x rows stays within :data:`COUNT_BUDGET` comparisons;
+   sparse relevance makes this cheap even for long lists);
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
    every row of a tie group carries the group's mean gain (a group cut by the selection is
    completed by a scan of the query, only when a row outside the selection ties with it);
@@ -69,6 +71,7 @@ _COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a hi
 _LANES = 32  # independent accumulators of the column scans
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
+COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,17 +308,14 @@ def _dcg_by_count(dcg, q, values, gains, useful, m, n, average, discount, prefix
         gain = gains[c]
         x = values[c]
         above = 0
-        tied = 1
-        if average:
-            tied = 0
-            for d in range(um):
-                above += values[d] > x
-                tied += values[d] == x
-        else:
+        tied = 0
+        for d in range(um):
+            above += values[d] > x
+            tied += values[d] == x
+        if tied > 1 and not average:  # ties in input order: the tied rows before it go first
             for d in range(c):
-                above += values[d] >= x
-            for d in range(c + np.uint64(1), um):
-                above += values[d] > x
+                above += values[d] == x
+            tied = 1
         for j in range(cutoffs.size):
             cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
             if above >= cut:
@@ -739,6 +739,7 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
         #    ties in input order and no local ideal, DCG comes straight from counted ranks.
         tied = np.nan
         counted = False
+        kept = 0
         if ranked:
             for t in range(count):
                 buf[t] = t
@@ -750,9 +751,14 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
                 m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
                 if m > max(count + count // 4 + 16, _NARROW_FROM):
                     m = _narrow(tmp_buf, tmp_top, sample, m, count)
-            if by_count and select and _COUNT_FROM < m <= RANK_BY_COUNT:
-                counted = True
+            if by_count and (not select or _COUNT_FROM < m <= RANK_BY_COUNT):
+                if not select:
+                    for t in range(n):
+                        tmp_buf[t] = t
+                        tmp_top[t] = sc[t]
                 kept = _gather_gains(top, rank, tmp_buf, m, g, gain_mode, gain_table)
+                counted = kept * m <= COUNT_BUDGET
+            if counted:
                 _dcg_by_count(
                     dcg_out,
                     q,

@@ -263,3 +263,32 @@ def test_long_candidate_lists_are_narrowed_exactly(backend, seed, length, k, dis
     shape = result.per_query.shape
     np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
     np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    length=st.sampled_from([1, 3, 100, 1024, 3000]),
+    relevant=st.sampled_from([0.002, 0.5, 1.0]),
+    k=st.sampled_from([None, [1, 200, None]]),
+    distinct=st.sampled_from([2, None]),
+    tie=st.sampled_from(["average", "stable", "pessimistic"]),
+)
+def test_whole_lists_by_counting_and_by_sorting_agree(
+    backend, seed, length, relevant, k, distinct, tie
+):
+    """Deep cutoffs over whole lists: DCG from counted ranks of the rows with a gain while
+    (rows with a gain) x (rows) is small (sparse relevance, short lists), from a sort beyond."""
+    rng = np.random.default_rng(seed)
+    offsets = np.array([0, length, length + length // 3 + 1], dtype=np.int64)
+    grades = rng.integers(1, 5, offsets[-1]) * (rng.random(offsets[-1]) < relevant)
+    if distinct is None:
+        scores = rng.standard_normal(offsets[-1])
+    else:
+        scores = rng.integers(0, distinct, offsets[-1]).astype(float)
+    result = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ties=tie, backend=backend)
+    expected = reference_ndcg(
+        queries_from_csr(offsets, grades, scores), k=result.k, ties=tie, zero_idcg="skip"
+    )
+    shape = result.per_query.shape
+    np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)

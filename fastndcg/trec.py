@@ -230,15 +230,18 @@ def ndcg_run(
             f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
         )
     grades, judged = codes.grades(judgments_table, engine.use_numba)
-    keep = codes.judged_query[codes.query]
+    keep = None  # the run rows scored (None: every row, then nothing is copied)
+    if not codes.judged_query.all():
+        keep = codes.judged_query[codes.query]
     if max_docs is not None:
-        keep &= _first_ranked(run_table, codes.query, max_docs, engine, codes)
+        first = _first_ranked(run_table, codes.query, max_docs, engine, codes)
+        keep = first if keep is None else keep & first
     if judged_only:
-        keep &= judged
+        keep = judged if keep is None else keep & judged
     tie_key = codes.docid_descending_key() if engine.ties == "docid_desc" else None
-    if keep.all():  # every row stays: no copies
+    if keep is not None and keep.all():
         keep = None
-    else:
+    if keep is not None:
         grades = grades[keep]
         tie_key = None if tie_key is None else tie_key[keep]
 
@@ -452,9 +455,12 @@ def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
     uniques = pc.unique(values)
-    positions = pc.index_in(values, value_set=uniques)
-    codes = [chunk.to_numpy(zero_copy_only=False) for chunk in positions.chunks]
-    return np.concatenate([np.zeros(0, dtype=np.int64), *codes]).astype(np.int64), uniques
+    codes = np.empty(len(values), dtype=np.int64)  # one allocation: large ones are costly
+    start = 0
+    for chunk in pc.index_in(values, value_set=uniques).chunks:
+        codes[start : start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+        start += len(chunk)
+    return codes, uniques
 
 
 def _check_max_docs(max_docs: Any, ties: str) -> None:
@@ -504,7 +510,9 @@ def _run_layout(
     renumber = np.full(codes.judged_query.size, -1, dtype=np.int64)
     renumber[judged] = np.arange(judged.size)
     query = codes.query if keep is None else codes.query[keep]
-    offsets, _, order = group_codes(renumber[query], judged)
+    if judged.size < renumber.size:  # else every query is judged and keeps its code
+        query = renumber[query]
+    offsets, _, order = group_codes(query, judged)
     query_ids = ids_to_numpy(codes.queries.take(pa.array(judged)))
     if absent is not None and len(absent):
         offsets = np.concatenate([offsets, np.full(len(absent), offsets[-1])])

@@ -1022,69 +1022,65 @@ def compiled_codes():
 # joining a run with its judgments (fastndcg.ndcg_run)
 
 
-@njit(cache=True)
-def _sort_pairs(keys, values, n):
-    """Sort ``keys[:n]`` ascending, carrying ``values`` along (insertion sort for short runs)."""
-    if n > 32:
-        order = np.argsort(keys[:n], kind="mergesort")
-        sorted_keys = keys[:n][order]
-        sorted_values = values[:n][order]
-        keys[:n] = sorted_keys
-        values[:n] = sorted_values
-        return
-    for t in range(1, n):
-        k = keys[t]
-        v = values[t]
-        p = t
-        while p > 0 and keys[p - 1] > k:
-            keys[p] = keys[p - 1]
-            values[p] = values[p - 1]
-            p -= 1
-        keys[p] = k
-        values[p] = v
+@njit(cache=True, _nrt=False)
+def _slot(keys, document, shift):
+    """Slot of ``document`` in the open-addressing table ``keys`` (its own or the empty one)."""
+    mask = np.uint64(keys.size - 1)
+    h = (np.uint64(document) * _GOLDEN) >> shift  # Fibonacci hashing: the high bits
+    while keys[h] != -1 and keys[h] != document:
+        h = (h + np.uint64(1)) & mask  # linear probing
+    return h
 
 
 @njit(cache=True)
 def _match_chunk(
     q0, q1, offsets, documents, judged_offsets, judged_documents, judged_labels, labels, duplicate
 ):
+    """Join queries ``q0:q1`` with their judgments through a small hash table per query.
+
+    The table (a power of two, at least twice the query's run rows plus judgments) maps a
+    document code to its label and whether a run row of the query holds it: no sort, and a
+    document met twice in the run is the first repeated row of the query.
+    """
     longest = 1
     for q in range(q0, q1):
         longest = max(
-            longest, offsets[q + 1] - offsets[q], judged_offsets[q + 1] - judged_offsets[q]
+            longest, offsets[q + 1] - offsets[q] + judged_offsets[q + 1] - judged_offsets[q]
         )
-    keys = np.empty(longest, dtype=np.int64)
-    values = np.empty(longest, dtype=np.float64)
-    rows = np.empty(longest, dtype=np.float64)
+    capacity = 2
+    while capacity < 2 * longest:
+        capacity *= 2
+    keys = np.empty(capacity, dtype=np.int64)
+    values = np.empty(capacity, dtype=np.float64)
+    in_run = np.empty(capacity, dtype=np.bool_)
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
         js = judged_offsets[q]
         m = judged_offsets[q + 1] - js
-        # the query's run documents, sorted: equal neighbours are a repeated document
-        for t in range(n):
-            keys[t] = documents[s + t]
-            rows[t] = s + t
-        _sort_pairs(keys, rows, n)
-        for t in range(1, n):
-            if keys[t] == keys[t - 1] and duplicate[0] < 0:
-                duplicate[0] = np.int64(rows[t])
-        # its judgments sorted by document, then one binary search per run row
+        size = 2
+        shift = np.uint64(63)  # 64 - log2(size)
+        while size < 2 * (n + m):
+            size *= 2
+            shift -= np.uint64(1)
+        table = keys[:size]
+        table[:] = -1
         for t in range(m):
-            keys[t] = judged_documents[js + t]
-            values[t] = judged_labels[js + t]
-        _sort_pairs(keys, values, m)
+            h = _slot(table, judged_documents[js + t], shift)
+            if table[h] == -1:  # a repeated judgment keeps the first label, like the sort did
+                table[h] = judged_documents[js + t]
+                values[h] = judged_labels[js + t]
+                in_run[h] = False
         for t in range(n):
-            doc = documents[s + t]
-            lo = 0
-            hi = m
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if keys[mid] < doc:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            labels[s + t] = values[lo] if lo < m and keys[lo] == doc else np.nan
+            document = documents[s + t]
+            h = _slot(table, document, shift)
+            if table[h] == -1:
+                table[h] = document
+                values[h] = np.nan
+            elif in_run[h] and duplicate[0] < 0:
+                duplicate[0] = s + t
+            in_run[h] = True
+            labels[s + t] = values[h]
 
 
 @njit(cache=True, nogil=True)

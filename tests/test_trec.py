@@ -163,6 +163,27 @@ def test_duplicate_pairs_are_errors():
         )
 
 
+def test_the_first_repeated_run_row_is_reported(backend):
+    """Long lists (hash tables with collisions): the error names the document of the first run
+    row that repeats one before it in its query, whatever the backend."""
+    rng = np.random.default_rng(3)
+    qids, docids = [], []
+    for q in range(40):
+        for d in rng.choice(5000, 300, replace=False):
+            qids.append(f"q{q}")
+            docids.append(f"d{d}")
+    qids.insert(7000, "q23")  # q23 holds rows 6900-7199: repeat its 51st document late
+    docids.insert(7000, docids[6950])
+    qids.insert(7100, "q23")  # then its 6th, whose document code is smaller
+    docids.insert(7100, docids[6905])
+    qids.insert(9000, "q30")  # and a later repeat in another query
+    docids.insert(9000, docids[9010])
+    run = pa.table({"qid": qids, "docid": docids, "score": rng.random(len(qids))})
+    qrels = pa.table({"qid": qids[:500], "docid": docids[:500], "grade": [1] * 500})
+    with pytest.raises(ValueError, match=f"run lists document '{docids[6950]}' of query 'q23'"):
+        fastndcg.ndcg_run(qrels, run, backend=backend)
+
+
 def test_bad_files(tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1\n")

@@ -143,8 +143,11 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
     return pa.table(arrays, names=wanted)
 
 
-def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> None:
-    """Raise a ValueError when a (query, document) pair appears twice in ``table``."""
+def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> tuple:
+    """Raise a ValueError when a (query, document) pair appears twice in ``table``.
+
+    Returns the codes it made, ``(query, queries, document, documents)`` (see :func:`_codes`).
+    """
     query, queries = _query_codes(table.column("qid"))
     document, documents = _codes(table.column("docid"))
     offsets, _, order = group_codes(query, np.arange(len(queries)))
@@ -155,6 +158,7 @@ def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> None:
     if repeated >= 0:
         row = int(repeated if order is None else order[repeated])
         raise _repeated_pair(kind, documents[int(document[row])], queries[int(query[row])])
+    return query, queries, document, documents
 
 
 def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar) -> ValueError:
@@ -220,8 +224,8 @@ def ndcg_run(
         _check_max_docs(max_docs, engine.ties)
     judgments_table = read_qrels(qrels)
     run_table = read_run(run)
-    _check_unique_pairs(judgments_table, "qrels", engine.use_numba)
-    codes = _RunCodes.encode(run_table, judgments_table)
+    judgment_codes = _check_unique_pairs(judgments_table, "qrels", engine.use_numba)
+    codes = _RunCodes.encode(run_table, judgment_codes)
 
     absent = codes.absent_queries(judgments_table)
     if missing == "error" and len(absent):
@@ -279,22 +283,30 @@ class _RunCodes:
     by query on integers instead of hashing pairs of strings.
     """
 
-    def __init__(self, query, queries, document, documents, qrels_query):
+    def __init__(self, query, queries, document, documents, qrels_query, qrels_document):
         self.query = query  # per run row
         self.queries = queries  # distinct query ids of the run
         self.document = document  # per run row
         self.documents = documents  # distinct document ids of the run
         self.qrels_query = qrels_query  # per qrels row: its run query code, -1 if not in the run
+        self.qrels_document = qrels_document  # per qrels row: its run document code, or -1
         self.judged_query = np.zeros(len(queries), dtype=bool)  # per run query: has judgments
         self.judged_query[qrels_query[qrels_query >= 0]] = True
         self.n_unjudged = int((~self.judged_query).sum())
 
     @classmethod
-    def encode(cls, run: pa.Table, qrels: pa.Table) -> _RunCodes:
+    def encode(cls, run: pa.Table, qrels_codes: tuple) -> _RunCodes:
+        """Codes of ``run`` and of the judgments in its terms.
+
+        ``qrels_codes`` are the judgments' own codes (see :func:`_check_unique_pairs`); only
+        their distinct values are looked up among the run's.
+        """
         query, queries = _query_codes(run.column("qid"))
         document, documents = _codes(run.column("docid"))
-        qrels_query = _query_positions(qrels.column("qid"), queries)
-        return cls(query, queries, document, documents, qrels_query)
+        judged_query, judged_queries, judged_document, judged_documents = qrels_codes
+        qrels_query = _positions(judged_queries, queries)[judged_query]
+        qrels_document = _positions(judged_documents, documents)[judged_document]
+        return cls(query, queries, document, documents, qrels_query, qrels_document)
 
     def absent_queries(self, qrels: pa.Table) -> pa.Array:
         """Judged queries that the run does not contain, in order of first judgment."""
@@ -309,8 +321,7 @@ class _RunCodes:
         offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
         documents = self.document if order is None else self.document[order]
         # the judgments of documents the run retrieved, grouped like the run's queries
-        judged_documents = pc.index_in(qrels.column("docid"), value_set=self.documents)
-        judged_documents = judged_documents.fill_null(-1).to_numpy().astype(np.int64)
+        judged_documents = self.qrels_document
         judged_labels = qrels.column("grade").to_numpy()
         judged_query = self.qrels_query
         both = (judged_query >= 0) & (judged_documents >= 0)
@@ -438,11 +449,15 @@ def _query_codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     return np.repeat(codes, lengths), uniques
 
 
+def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Position of each of ``values`` in ``value_set`` (int64, -1 if absent)."""
+    return pc.index_in(values, value_set=value_set).fill_null(-1).to_numpy().astype(np.int64)
+
+
 def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
     """Per row, the position of its query id in ``value_set`` (-1 if absent), by runs."""
     heads, lengths = _run_heads(values)
-    found = pc.index_in(heads, value_set=value_set).fill_null(-1)
-    return np.repeat(found.to_numpy().astype(np.int64), lengths)
+    return np.repeat(_positions(heads, value_set), lengths)
 
 
 def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:

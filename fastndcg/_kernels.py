@@ -1067,7 +1067,7 @@ def _match_chunk(
         table[:] = -1
         for t in range(m):
             h = _slot(table, judged_documents[js + t], shift)
-            if table[h] == -1:  # a repeated judgment keeps the first label, like the sort did
+            if table[h] == -1:  # a repeated judgment keeps its first label
                 table[h] = judged_documents[js + t]
                 values[h] = judged_labels[js + t]
                 in_run[h] = False

@@ -127,12 +127,12 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
     idcg = np.zeros_like(dcg)
     inputs = kernel_inputs(plan)
     if threads == 1 or rows < PARALLEL_MIN_ROWS:
-        kernels.score_queries(chunk_bounds(plan.offsets, 1), inputs, dcg, idcg)
+        kernels.score_queries(0, plan.n_queries, inputs, dcg, idcg)
         return dcg, idcg
     # large inputs in more chunks than threads, so that a slow chunk does not hold the others
     bounds = chunk_bounds(plan.offsets, threads * (_CHUNKS_PER_THREAD if rows >= _MANY_ROWS else 1))
     run_chunks(
-        lambda c: kernels.score_queries(bounds[c : c + 2], inputs, dcg, idcg),
+        lambda c: kernels.score_queries(bounds[c], bounds[c + 1], inputs, dcg, idcg),
         bounds.size - 1,
         threads,
     )

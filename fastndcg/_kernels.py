@@ -669,9 +669,19 @@ def _local_ideal(
 # driver
 
 
-@njit(cache=True)
-def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
-    """Score queries ``q0:q1``; ``inputs`` is the tuple described in :func:`score_queries`."""
+@njit(cache=True, nogil=True)
+def score_queries(q0, q1, inputs, dcg_out, idcg_out):
+    """Fill ``dcg_out[q, j]`` and ``idcg_out[q, j]`` for queries ``q0:q1`` and every cutoff ``j``.
+
+    ``inputs`` = (offsets, grades, grade_code, scores, score_code, ranked, tie_mode, tie_key,
+    seed, gain_mode, gain_table, level_order, level_gain, discount, discount_prefix, cutoffs,
+    k_max, ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain); grades and scores
+    are views tuples. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite
+    cutoff; ``level_order`` is empty unless IDCG may count integer grade levels.
+    The GIL is released, so threads score different query ranges at once. (One function, not a
+    driver calling a per-range helper: Numba optimises every compiled function's whole call
+    tree again, and the extra level cost seconds of compile.)
+    """
     (
         offsets,
         grades,
@@ -896,22 +906,6 @@ def _score_chunk(q0, q1, inputs, dcg_out, idcg_out):
             for j in range(n_cut):
                 cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
                 idcg_out[q, j] = ideal_prefix[cut]
-
-
-@njit(cache=True, nogil=True)
-def score_queries(chunk_bounds, inputs, dcg_out, idcg_out):
-    """Fill ``dcg_out[q, j]`` and ``idcg_out[q, j]`` for every query ``q`` and cutoff ``j``.
-
-    ``inputs`` = (offsets, grades, grade_code, scores, score_code, ranked, tie_mode, tie_key,
-    seed, gain_mode, gain_table, level_order, level_gain, discount, discount_prefix, cutoffs,
-    k_max, ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain); grades and scores
-    are views tuples. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite
-    cutoff; ``level_order`` is empty unless IDCG may count integer grade levels.
-    ``chunk_bounds`` splits the queries into chunks of similar row counts, scored in turn;
-    the GIL is released, so threads run different chunk ranges at once.
-    """
-    for c in range(chunk_bounds.size - 1):
-        _score_chunk(chunk_bounds[c], chunk_bounds[c + 1], inputs, dcg_out, idcg_out)
 
 
 # ---------------------------------------------------------------------------------------------

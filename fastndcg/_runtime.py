@@ -23,6 +23,7 @@ def warmup() -> float:
     from fastndcg._api import ndcg
     from fastndcg._backends import PARALLEL_MIN_ROWS, numba_available
     from fastndcg._tables import ndcg_table
+    from fastndcg.trec import ndcg_run
 
     start = time.perf_counter()
     if not numba_available():
@@ -39,9 +40,14 @@ def warmup() -> float:
             ndcg(grades, scores, qid=qid, k=[1, None], backend="numba")
             # Arrow columns arrive read-only, another array type to Numba: tables, Parquet,
             # streaming and the Dask and Spark tasks (which hand over float64 grades and scores)
-            table = pa.table({"qid": qid, "grade": grades.astype(float), "score": scores})
-            ndcg_table(table, k=[1, None], backend="numba")
+            for grade_column in (grades, grades.astype(float)):
+                table = pa.table({"qid": qid, "grade": grade_column, "score": scores})
+                ndcg_table(table, k=[1, None], backend="numba")
         ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend="numba")
+    # TREC runs: the join of a run with its judgments
+    judgments = pa.table({"qid": ["q", "q"], "docid": ["a", "b"], "grade": [1.0, 0.0]})
+    run = pa.table({"qid": ["q", "q"], "docid": ["a", "c"], "score": [0.5, 0.4]})
+    ndcg_run(judgments, run, backend="numba")
     return time.perf_counter() - start
 
 

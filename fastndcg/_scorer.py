@@ -23,7 +23,6 @@ from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, views
 
 _CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
 _ONE_QUERY_IDS = readonly(np.zeros(1, dtype=np.int64))
-_ONE_CHUNK = readonly(np.array([0, 1], dtype=np.int64))
 
 
 class Scorer:
@@ -145,7 +144,7 @@ class Scorer:
         inputs += (offsets, grade_views, grade_code, *tail)
         dcg = np.empty((1, self._n_cutoffs))  # the kernel writes every entry
         idcg = np.empty((1, self._n_cutoffs))
-        kernels.score_queries(_ONE_CHUNK, inputs, dcg, idcg)
+        kernels.score_queries(0, 1, inputs, dcg, idcg)
         if self._single and idcg[0, 0] > 0:
             return float(dcg[0, 0] / idcg[0, 0])
         values = self._engine.per_query(_ONE_QUERY_IDS, dcg, idcg)[0]

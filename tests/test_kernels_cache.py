@@ -29,3 +29,49 @@ def test_compiled_codes_match_the_source():
         "the Numba cache was compiled with other values of fastndcg._codes: delete "
         "fastndcg/__pycache__/*.nbi and *.nbc"
     )
+
+
+AFTER_WARMUP = """
+import json
+import numpy as np, pyarrow as pa, fastndcg
+from numba.core import event
+
+fastndcg.warmup()
+rng = np.random.default_rng(0)
+rows = 100_000  # above the size that runs on the thread pool
+grades, scores = rng.integers(0, 5, rows), rng.random(rows)
+judgments = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "grade": [1, 0]})
+run = pa.table({"qid": ["1", "1", "2"], "docid": ["a", "c", "a"], "score": [1.0, 2.0, 0.5]})
+calls = {
+    "ndcg": lambda: fastndcg.ndcg(grades, scores, qid=np.arange(rows) // 100, k=[1, 10, None]),
+    "ndcg, float32 scores": lambda: fastndcg.ndcg(grades[:50], scores[:50].astype(np.float32)),
+    "ndcg_table": lambda: fastndcg.ndcg_table(
+        pa.table({"qid": np.arange(rows) // 100, "grade": grades, "score": scores}), k=10
+    ),
+    "Scorer": lambda: fastndcg.Scorer(k=10)(grades[:100], scores[:100]),
+    "ndcg_run": lambda: fastndcg.ndcg_run(judgments, run, k=10),
+    "ndcg_run, trec_eval ties": lambda: fastndcg.ndcg_run(judgments, run, ties="docid_desc"),
+}
+compiled = {}
+for name, call in calls.items():
+    with event.install_recorder("numba:compile") as recorder:  # fires on cache loads too
+        call()
+    compiled[name] = sorted(
+        {e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer if e.is_start}
+    )
+print(json.dumps(compiled))
+"""
+
+
+def test_warmup_compiles_every_kernel_of_the_common_calls():
+    """After ``warmup()``, the common calls neither compile nor load a kernel from the cache."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", AFTER_WARMUP], capture_output=True, text=True, check=True
+    )
+    compiled = json.loads(out.stdout.strip().splitlines()[-1])
+    assert compiled == {name: [] for name in compiled}
+    assert len(compiled) == 6

@@ -72,6 +72,7 @@ _LANES = 32  # independent accumulators of the column scans
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
+_PAD = 16  # DCG by counting compares whole blocks of this many rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,18 +299,23 @@ def _dcg_by_count(dcg, q, values, gains, useful, m, n, average, discount, prefix
     input. With ``ties="average"`` the rows tied at a score share the ranks
     ``[above, above + tied)`` and each carries its gain times the mean discount of the shared
     ranks inside the cutoff (``prefix`` holds the discount prefix sums). Nothing is sorted:
-    the work is ``useful.size * m`` branch-free comparisons.
+    the work is ``useful.size * m`` branch-free comparisons. ``values`` has room for
+    :data:`_PAD` more entries, which are overwritten.
     """
     for j in range(cutoffs.size):
         dcg[q, j] = 0.0
-    um = np.uint64(m)
+    # pad the comparison loop to whole vectors with rows that go after every row (scores are
+    # finite): no scalar remainder loop per row with a gain
+    padded = (np.uint64(m) + np.uint64(_PAD - 1)) & ~np.uint64(_PAD - 1)
+    for d in range(np.uint64(m), padded):
+        values[d] = -np.inf
     for u in range(useful.size):
         c = np.uint64(useful[u])
         gain = gains[c]
         x = values[c]
         above = 0
         tied = 0
-        for d in range(um):
+        for d in range(padded):
             above += values[d] > x
             tied += values[d] == x
         if tied > 1 and not average:  # ties in input order: the tied rows before it go first
@@ -724,7 +730,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     buf = np.empty(size, dtype=np.int64)
     tmp_buf = np.empty(size, dtype=np.int64)
     top = np.empty(size, dtype=np.float64)
-    tmp_top = np.empty(size, dtype=np.float64)
+    tmp_top = np.empty(size + _PAD, dtype=np.float64)  # room for _dcg_by_count's padding
     rank = np.empty(size, dtype=np.int64)
     sample = np.empty(_SAMPLE, dtype=np.float64)
     column_max = np.empty(SMALL_SELECT, dtype=np.float64)

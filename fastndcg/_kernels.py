@@ -1032,15 +1032,19 @@ def _slot(keys, document, shift):
     return h
 
 
-@njit(cache=True)
-def _match_chunk(
+@njit(cache=True, nogil=True)
+def match_judgments(
     q0, q1, offsets, documents, judged_offsets, judged_documents, judged_labels, labels, duplicate
 ):
-    """Join queries ``q0:q1`` with their judgments through a small hash table per query.
+    """Label of every run row of queries ``q0:q1`` from its query's judgments (NaN: unjudged).
 
-    The table (a power of two, at least twice the query's run rows plus judgments) maps a
-    document code to its label and whether a run row of the query holds it: no sort, and a
-    document met twice in the run is the first repeated row of the query.
+    Run rows and judgment rows are grouped by query (CSR ``offsets``/``judged_offsets`` over the
+    same queries); documents are integer codes. Each query is joined through a small hash table
+    (a power of two, at least twice the query's run rows plus judgments) mapping a document
+    code to its label and whether a run row of the query holds it: no sort, and a document met
+    twice in the run is the first repeated row of the query. The first such row of the range
+    goes to ``duplicate[0]`` if that is still negative. Releases the GIL, so threads join
+    different query ranges at once.
     """
     longest = 1
     for q in range(q0, q1):
@@ -1081,35 +1085,3 @@ def _match_chunk(
                 duplicate[0] = s + t
             in_run[h] = True
             labels[s + t] = values[h]
-
-
-@njit(cache=True, nogil=True)
-def match_judgments(
-    chunk_bounds,
-    offsets,
-    documents,
-    judged_offsets,
-    judged_documents,
-    judged_labels,
-    labels,
-    duplicates,
-):
-    """Label of every run row from its query's judgments (NaN when unjudged).
-
-    Run rows and judgment rows are grouped by query (CSR ``offsets``/``judged_offsets`` over the
-    same queries); documents are integer codes. ``duplicates[c]`` receives a run row whose
-    document appears twice in its query (per chunk ``c``; -1 when none). Releases the GIL, so
-    threads run different chunk ranges at once.
-    """
-    for c in range(chunk_bounds.size - 1):
-        _match_chunk(
-            chunk_bounds[c],
-            chunk_bounds[c + 1],
-            offsets,
-            documents,
-            judged_offsets,
-            judged_documents,
-            judged_labels,
-            labels,
-            duplicates[c : c + 1],
-        )

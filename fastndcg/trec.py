@@ -11,6 +11,7 @@ comments):
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -153,8 +154,8 @@ def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> tuple:
     offsets, _, order = group_codes(query, np.arange(len(queries)))
     grouped = document if order is None else document[order]
     no_judgments = np.zeros(offsets.size, dtype=np.int64)
-    empty = np.zeros(0, dtype=np.int64)
-    _, repeated = _match(offsets, grouped, no_judgments, empty, empty.astype(float), use_numba)
+    no_documents = np.zeros(0, dtype=document.dtype)
+    _, repeated = _match(offsets, grouped, no_judgments, no_documents, np.zeros(0), use_numba)
     if repeated >= 0:
         row = int(repeated if order is None else order[repeated])
         raise _repeated_pair(kind, documents[int(document[row])], queries[int(query[row])])
@@ -236,7 +237,7 @@ def ndcg_run(
     grades, judged = codes.grades(judgments_table, engine.use_numba)
     keep = None  # the run rows scored (None: every row, then nothing is copied)
     if not codes.judged_query.all():
-        keep = codes.judged_query[codes.query]
+        keep = codes.per_row(codes.judged_query)
     if max_docs is not None:
         first = _first_ranked(run_table, codes.query, max_docs, engine, codes)
         keep = first if keep is None else keep & first
@@ -283,8 +284,9 @@ class _RunCodes:
     by query on integers instead of hashing pairs of strings.
     """
 
-    def __init__(self, query, queries, document, documents, qrels_query, qrels_document):
-        self.query = query  # per run row
+    def __init__(self, query_runs, queries, document, documents, qrels_query, qrels_document):
+        # runs of rows with the same query: each run's query code, and its length
+        self.run_query, self.run_length = query_runs
         self.queries = queries  # distinct query ids of the run
         self.document = document  # per run row
         self.documents = documents  # distinct document ids of the run
@@ -301,12 +303,31 @@ class _RunCodes:
         ``qrels_codes`` are the judgments' own codes (see :func:`_check_unique_pairs`); only
         their distinct values are looked up among the run's.
         """
-        query, queries = _query_codes(run.column("qid"))
+        query_runs, queries = _query_runs(run.column("qid"))
         document, documents = _codes(run.column("docid"))
         judged_query, judged_queries, judged_document, judged_documents = qrels_codes
         qrels_query = _positions(judged_queries, queries)[judged_query]
-        qrels_document = _positions(judged_documents, documents)[judged_document]
-        return cls(query, queries, document, documents, qrels_query, qrels_document)
+        qrels_document = _positions(judged_documents, documents).astype(np.int32)[judged_document]
+        return cls(query_runs, queries, document, documents, qrels_query, qrels_document)
+
+    @cached_property
+    def query(self) -> np.ndarray:
+        """Per run row, its query code (made only when needed: 8 bytes a row)."""
+        return np.repeat(self.run_query, self.run_length)
+
+    @cached_property
+    def grouping(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """Offsets of the run's queries and the row order grouping them (None: grouped already)."""
+        if self.run_query.size == len(self.queries):  # each query's rows are consecutive
+            offsets = np.zeros(self.run_query.size + 1, dtype=np.int64)
+            np.cumsum(self.run_length, out=offsets[1:])
+            return offsets, None
+        offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
+        return offsets, order
+
+    def per_row(self, per_query: np.ndarray) -> np.ndarray:
+        """``per_query[query of the row]`` for every run row."""
+        return np.repeat(per_query[self.run_query], self.run_length)
 
     def absent_queries(self, qrels: pa.Table) -> pa.Array:
         """Judged queries that the run does not contain, in order of first judgment."""
@@ -318,7 +339,7 @@ class _RunCodes:
         Judged means a grade >= 0: trec_eval counts a negative grade as "in the pool, not judged".
         Also checks that no document appears twice in a query of the run.
         """
-        offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
+        offsets, order = self.grouping
         documents = self.document if order is None else self.document[order]
         # the judgments of documents the run retrieved, grouped like the run's queries
         judged_documents = self.qrels_document
@@ -399,7 +420,8 @@ def _match(offsets, documents, judged_offsets, judged_documents, judged_labels, 
 
     def run_chunk(c: int) -> None:
         match_judgments(
-            bounds[c : c + 2],
+            bounds[c],
+            bounds[c + 1],
             offsets,
             documents,
             judged_offsets,
@@ -440,12 +462,19 @@ def _run_heads(values: pa.ChunkedArray) -> tuple[pa.ChunkedArray, np.ndarray]:
     return pa.chunked_array(heads, type=values.type), np.diff(bounds)
 
 
-def _query_codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """:func:`_codes` of a query id column, hashing one value per run of equal ids."""
-    if pa.types.is_dictionary(values.type):
-        return _codes(values)
+def _query_runs(values: pa.ChunkedArray) -> tuple[tuple[np.ndarray, np.ndarray], pa.Array]:
+    """Runs of equal consecutive query ids: ((each run's code, its length), distinct ids).
+
+    Codes are those of :func:`_codes` (as int64, for grouping), hashing one value per run.
+    """
     heads, lengths = _run_heads(values)
     codes, uniques = _codes(heads)
+    return (codes.astype(np.int64), lengths), uniques
+
+
+def _query_codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """:func:`_codes` of a query id column, hashing one value per run of equal ids."""
+    (codes, lengths), uniques = _query_runs(values)
     return np.repeat(codes, lengths), uniques
 
 
@@ -461,16 +490,15 @@ def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray
 
 
 def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """Codes (int64, by first appearance) and the distinct values of a string column.
+    """Codes (int32, by first appearance) and the distinct values of a string column.
 
     Two linear hash passes: the distinct values, then each row's position among them. (Arrow's
     dictionary encoding of a column of many chunks gives every chunk a copy of the dictionary
-    grown so far, which is quadratic when the distinct values are many.)
+    grown so far, which is quadratic when the distinct values are many.) The codes stay in
+    Arrow's int32: half the memory of int64 for a code per row.
     """
-    if pa.types.is_dictionary(values.type):
-        values = values.cast(values.type.value_type)
     uniques = pc.unique(values)
-    codes = np.empty(len(values), dtype=np.int64)  # one allocation: large ones are costly
+    codes = np.empty(len(values), dtype=np.int32)  # one allocation: large ones are costly
     start = 0
     for chunk in pc.index_in(values, value_set=uniques).chunks:
         codes[start : start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
@@ -522,12 +550,15 @@ def _run_layout(
     Every judged query of the run gets a list, even when no row of it was kept.
     """
     judged = np.flatnonzero(codes.judged_query)
-    renumber = np.full(codes.judged_query.size, -1, dtype=np.int64)
-    renumber[judged] = np.arange(judged.size)
-    query = codes.query if keep is None else codes.query[keep]
-    if judged.size < renumber.size:  # else every query is judged and keeps its code
-        query = renumber[query]
-    offsets, _, order = group_codes(query, judged)
+    if keep is None and judged.size == codes.judged_query.size:  # every row of every query
+        offsets, order = codes.grouping
+    else:
+        renumber = np.full(codes.judged_query.size, -1, dtype=np.int64)
+        renumber[judged] = np.arange(judged.size)
+        query = codes.query if keep is None else codes.query[keep]
+        if judged.size < renumber.size:  # else every query is judged and keeps its code
+            query = renumber[query]
+        offsets, _, order = group_codes(query, judged)
     query_ids = ids_to_numpy(codes.queries.take(pa.array(judged)))
     if absent is not None and len(absent):
         offsets = np.concatenate([offsets, np.full(len(absent), offsets[-1])])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -232,7 +234,8 @@ def test_derived_runs_match_the_predictions_files(backend):
 @pytest.mark.parametrize("seed", range(4))
 def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed, missing):
     """Run and judgment rows in any order, judgments for documents in and out of the run,
-    unjudged queries, judged queries missing from the run."""
+    unjudged queries, judged queries missing from the run; the run as given, without its
+    unjudged queries (no row is dropped), and with categorical (dictionary) query ids."""
     import pandas as pd
 
     rng = np.random.default_rng(seed)
@@ -252,10 +255,15 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed, missing):
     qrels = pd.DataFrame(qrels_rows, columns=["qid", "docid", "grade"]).sample(
         frac=1.0, random_state=seed + 100
     )
-    for judged_only in (False, True):
+    runs = [
+        run,
+        run[run["qid"].isin(set(qrels["qid"]))],
+        run.astype({"qid": "category"}),
+    ]
+    for run_given, judged_only in itertools.product(runs, (False, True)):
         result = fastndcg.ndcg_run(
             qrels,
-            run,
+            run_given,
             k=[5, None],
             gain="linear",
             missing=missing,

@@ -32,8 +32,8 @@ def test_compiled_codes_match_the_source():
 
 
 AFTER_WARMUP = """
-import json
-import numpy as np, pyarrow as pa, fastndcg
+import json, os, tempfile
+import numpy as np, pyarrow as pa, pyarrow.parquet as pq, fastndcg
 from numba.core import event
 
 fastndcg.warmup()
@@ -42,12 +42,22 @@ rows = 100_000  # above the size that runs on the thread pool
 grades, scores = rng.integers(0, 5, rows), rng.random(rows)
 judgments = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "grade": [1, 0]})
 run = pa.table({"qid": ["1", "1", "2"], "docid": ["a", "c", "a"], "score": [1.0, 2.0, 0.5]})
+parquet = os.path.join(tempfile.mkdtemp(), "scores.parquet")
+pq.write_table(
+    pa.table({
+        "qid": np.arange(rows) // 100,
+        "grade": grades.astype(np.int8),
+        "score": scores.astype(np.float32),
+    }),
+    parquet,
+)
 calls = {
     "ndcg": lambda: fastndcg.ndcg(grades, scores, qid=np.arange(rows) // 100, k=[1, 10, None]),
     "ndcg, float32 scores": lambda: fastndcg.ndcg(grades[:50], scores[:50].astype(np.float32)),
     "ndcg_table": lambda: fastndcg.ndcg_table(
         pa.table({"qid": np.arange(rows) // 100, "grade": grades, "score": scores}), k=10
     ),
+    "ndcg_parquet, int8 grades, float32 scores": lambda: fastndcg.ndcg_parquet(parquet, k=10),
     "Scorer": lambda: fastndcg.Scorer(k=10)(grades[:100], scores[:100]),
     "ndcg_run": lambda: fastndcg.ndcg_run(judgments, run, k=10),
     "ndcg_run, trec_eval ties": lambda: fastndcg.ndcg_run(judgments, run, ties="docid_desc"),
@@ -74,4 +84,4 @@ def test_warmup_compiles_every_kernel_of_the_common_calls():
     )
     compiled = json.loads(out.stdout.strip().splitlines()[-1])
     assert compiled == {name: [] for name in compiled}
-    assert len(compiled) == 6
+    assert len(compiled) == 7

@@ -304,9 +304,11 @@ def _dcg_by_count(dcg, q, values, gains, useful, m, n, average, discount, prefix
     """
     for j in range(cutoffs.size):
         dcg[q, j] = 0.0
-    # pad the comparison loop to whole vectors with rows that go after every row (scores are
-    # finite): no scalar remainder loop per row with a gain
+    # pad the comparison loop to whole vectors (no scalar remainder loop per row with a gain)
+    # with -inf, which is above no row; it ties with rows scoring -inf (float32 overflow),
+    # whose tie count then leaves the padding out
     padded = (np.uint64(m) + np.uint64(_PAD - 1)) & ~np.uint64(_PAD - 1)
+    padding = np.int64(padded) - m
     for d in range(np.uint64(m), padded):
         values[d] = -np.inf
     for u in range(useful.size):
@@ -318,6 +320,8 @@ def _dcg_by_count(dcg, q, values, gains, useful, m, n, average, discount, prefix
         for d in range(padded):
             above += values[d] > x
             tied += values[d] == x
+        if x == -np.inf:
+            tied -= padding
         if tied > 1 and not average:  # ties in input order: the tied rows before it go first
             for d in range(c):
                 above += values[d] == x

@@ -44,6 +44,9 @@ def warmup() -> float:
                 table = pa.table({"qid": qid, "grade": grade_column, "score": scores})
                 ndcg_table(table, k=[1, None], backend="numba")
         ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend="numba")
+        # compact columns, as Parquet files often hold them
+        compact = {"grade": grades.astype(np.int8), "score": scores.astype(np.float32)}
+        ndcg_table(pa.table({"qid": qid, **compact}), k=[1, None], backend="numba")
     # TREC runs: the join of a run with its judgments
     judgments = pa.table({"qid": ["q", "q"], "docid": ["a", "b"], "grade": [1.0, 0.0]})
     run = pa.table({"qid": ["q", "q"], "docid": ["a", "c"], "score": [0.5, 0.4]})

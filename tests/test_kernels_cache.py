@@ -64,7 +64,7 @@ calls = {
 }
 compiled = {}
 for name, call in calls.items():
-    with event.install_recorder("numba:compile") as recorder:  # fires on cache loads too
+    with event.install_recorder("numba:compile") as recorder:
         call()
     compiled[name] = sorted(
         {e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer if e.is_start}
@@ -73,14 +73,22 @@ print(json.dumps(compiled))
 """
 
 
-def test_warmup_compiles_every_kernel_of_the_common_calls():
-    """After ``warmup()``, the common calls neither compile nor load a kernel from the cache."""
+def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
+    """After ``warmup()`` on an empty compile cache, none of the common calls compiles.
+
+    The cache must start empty: a kernel loaded from a filled cache sends no compile event.
+    """
     import json
+    import os
     import subprocess
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-c", AFTER_WARMUP], capture_output=True, text=True, check=True
+        [sys.executable, "-c", AFTER_WARMUP],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)),
     )
     compiled = json.loads(out.stdout.strip().splitlines()[-1])
     assert compiled == {name: [] for name in compiled}

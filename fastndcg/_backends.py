@@ -99,8 +99,8 @@ def thread_limit(backend: str, n_threads: int | None) -> Iterator[None]:
 def chunk_bounds(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
     """Split queries into at most ``n_chunks`` runs of about equal work (rows plus a fixed cost)."""
     n_queries = offsets.size - 1
-    if n_queries == 0 or n_chunks == 1:
-        return np.array([0, n_queries] if n_queries else [0], dtype=np.int64)
+    if n_queries == 0:
+        return np.zeros(1, dtype=np.int64)
     cost = offsets + _QUERY_COST_IN_ROWS * np.arange(n_queries + 1)
     targets = np.linspace(0, cost[-1], n_chunks + 1)
     bounds = np.searchsorted(cost, targets, side="left").astype(np.int64)

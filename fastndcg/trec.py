@@ -325,6 +325,17 @@ class _RunCodes:
         offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
         return offsets, order
 
+    @cached_property
+    def scored(self) -> tuple[np.ndarray, np.ndarray]:
+        """The judged run queries (the ones scored, in result order), and each one's number.
+
+        Returns their codes, and per run query its position among them (-1 when unjudged).
+        """
+        judged = np.flatnonzero(self.judged_query)
+        number = np.full(self.judged_query.size, -1, dtype=np.int64)
+        number[judged] = np.arange(judged.size)
+        return judged, number
+
     def per_row(self, per_query: np.ndarray) -> np.ndarray:
         """``per_query[query of the row]`` for every run row."""
         return np.repeat(per_query[self.run_query], self.run_length)
@@ -374,9 +385,7 @@ class _RunCodes:
         The scored queries are those of :func:`_run_layout`: the run's judged queries in run
         order, then the ``absent`` ones (when they are scored).
         """
-        judged = np.flatnonzero(self.judged_query)
-        renumber = np.full(self.judged_query.size, -1, dtype=np.int64)
-        renumber[judged] = np.arange(judged.size)
+        judged, renumber = self.scored
         target = np.where(self.qrels_query >= 0, renumber[self.qrels_query], -1)
         n_queries = judged.size
         if absent is not None and len(absent):
@@ -549,12 +558,10 @@ def _run_layout(
     ``keep`` selects the run rows (None: all of them; ``grades`` are those of the kept rows).
     Every judged query of the run gets a list, even when no row of it was kept.
     """
-    judged = np.flatnonzero(codes.judged_query)
-    if keep is None and judged.size == codes.judged_query.size:  # every row of every query
+    judged, renumber = codes.scored
+    if keep is None and judged.size == renumber.size:  # every row of every query
         offsets, order = codes.grouping
     else:
-        renumber = np.full(codes.judged_query.size, -1, dtype=np.int64)
-        renumber[judged] = np.arange(judged.size)
         query = codes.query if keep is None else codes.query[keep]
         if judged.size < renumber.size:  # else every query is judged and keeps its code
             query = renumber[query]

@@ -22,10 +22,11 @@ count.
 Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for the whole list):
 
 1. rank the ``count = min(K, n)`` best rows by score. When ``count`` is small, rows scoring
-   below the smallest of ``count`` column maxima (a lower bound of the count-th best score)
-   are dropped without a branch; long candidate lists are narrowed again by a bound sampled
-   from them. With ties in input order ("stable", "average") the candidates are then ranked
-   by counting, ``m * m`` branch-free comparisons, while ``m`` is small; otherwise they go
+   below a lower bound of the count-th best score (the count-th largest of 16 or 32 lane
+   maxima up to a count of 32, else the smallest of ``count`` column maxima) are dropped
+   without a branch; long candidate lists are narrowed again by a bound sampled from them.
+   With ties in input order ("stable", "average") the candidates are then ranked by
+   counting, ``m * m`` branch-free comparisons, while ``m`` is small; otherwise they go
    through an insertion buffer with a running threshold. A whole list is ranked by counting
    when short, else by a stable merge sort of (score, row) pairs, the tie rule consulted only
    when two scores are equal. When ties go in input order and many candidates remain (deep
@@ -73,6 +74,7 @@ _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the row
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
 _PAD = 16  # DCG by counting compares whole blocks of this many rows
+_FEW = 32  # selections up to this size take the lane bound; so many candidates rank in blocks
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,11 +181,33 @@ def _tie_before(a, b, grades, first, tie_mode, tie_key, seed, gain_mode, gain_ta
 def _candidates(cand, cand_scores, column_max, n, count, scores):
     """Positions that may rank among the best ``count`` of ``n`` into ``cand``; returns how many.
 
-    Row ``i`` belongs to column ``i % count``; the smallest of the ``count`` column maxima is at
-    most the count-th best score, so rows scoring below it cannot be selected. The column
-    maxima are element-wise maxima of consecutive slices (vectorised), and the rows are kept
-    without a branch. The candidates' scores go to ``cand_scores``; ``column_max`` is scratch
-    of ``count`` entries. Unsigned indices spare Numba's negative-index wraparound.
+    Rows scoring below a lower bound of the count-th best score (:func:`_lane_bound` up to
+    :data:`_FEW`, else :func:`_column_bound`) cannot be selected; the others are kept in input
+    order without a branch. The candidates' scores go to ``cand_scores``; ``column_max`` is
+    scratch of ``max(count, _FEW)`` entries; ``scores`` has room for ``_FEW`` more entries, which
+    may be overwritten. Unsigned indices spare Numba's negative-index wraparound.
+    """
+    un = np.uint64(n)
+    if count <= _FEW:
+        bound = _lane_bound(column_max, scores, n, count)
+    else:
+        bound = _column_bound(column_max, scores, n, count)
+    m = np.uint64(0)
+    for i in range(un):
+        x = scores[i]
+        cand[m] = i
+        cand_scores[m] = x
+        m += np.uint64(x >= bound)
+    return np.int64(m)
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _column_bound(column_max, scores, n, count):
+    """A lower bound of the count-th best of ``scores[:n]``: the smallest of ``count`` maxima.
+
+    Row ``i`` belongs to column ``i % count``; each column's maximum is a different row, so the
+    smallest of them is at most the count-th best score. The maxima are element-wise maxima of
+    consecutive slices (vectorised). ``column_max`` is scratch of ``count`` entries.
     """
     un = np.uint64(n)
     width = np.uint64(count)
@@ -201,13 +225,65 @@ def _candidates(cand, cand_scores, column_max, n, count, scores):
     bound = column_max[0]
     for j in range(np.uint64(1), width):
         bound = column_max[j] if column_max[j] < bound else bound
-    m = np.uint64(0)
-    for i in range(un):
-        x = scores[i]
-        cand[m] = i
-        cand_scores[m] = x
-        m += np.uint64(x >= bound)
-    return np.int64(m)
+    return bound
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _lane_bound(lanes, scores, n, count):
+    """A lower bound of the count-th best of ``scores[:n]``, for ``count <= _FEW``.
+
+    Row ``i`` belongs to lane ``i % width`` (``width`` 16 or 32, at least ``count``). The
+    count-th largest lane maximum is reached by ``count`` different rows, so it is at most the
+    count-th best score; it is much tighter than :func:`_column_bound` (about 13 candidates
+    instead of 22 for ``count=10`` among 100 random scores), and it is found by ``width**2``
+    vectorised comparisons. ``scores`` is padded with -inf to whole lanes (the padding may be
+    overwritten); ``lanes`` is scratch of ``_FEW`` entries.
+    """
+    width = np.uint64(16) if count <= 16 else np.uint64(32)
+    un = np.uint64(n)
+    padded = (un + width - np.uint64(1)) & ~(width - np.uint64(1))
+    for i in range(un, padded):
+        scores[i] = -np.inf
+    for j in range(width):
+        lanes[j] = scores[j]
+    for row in range(width, padded, width):
+        for j in range(width):
+            x = scores[row + j]
+            lanes[j] = x if x > lanes[j] else lanes[j]
+    bound = np.inf
+    for c in range(width):
+        x = lanes[c]
+        above = 0
+        for d in range(width):
+            above += lanes[d] > x
+        bound = x if (above < count) & (x < bound) else bound
+    return bound
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _rank_few(rank, values, m, seen):
+    """``rank`` as :func:`_rank_by_count`, for ``m <= _FEW``: about twice as fast.
+
+    Each value counts the values above it in a block of 16 or 32 padded with -inf (one
+    vectorised loop, no remainder and no tie test); equal values share that count and then take
+    consecutive ranks in input order. ``values`` has room for ``_FEW`` entries (the padding may
+    be overwritten); ``seen`` is scratch of ``m`` entries.
+    """
+    um = np.uint64(m)
+    width = np.uint64(16) if um <= np.uint64(16) else np.uint64(32)
+    for d in range(um, width):
+        values[d] = -np.inf
+    for c in range(um):
+        x = values[c]
+        above = 0
+        for d in range(width):
+            above += values[d] > x
+        rank[c] = above
+        seen[c] = 0
+    for c in range(um):
+        above = rank[c]
+        rank[c] = above + seen[above]
+        seen[above] += 1
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
@@ -263,11 +339,15 @@ def _select_by_count(buf, top, cand, cand_scores, rank, m, count):
     """Best ``count`` of the ``m`` candidates into ``buf``/``top``, best first, by counting.
 
     Ties go in input order (``ties="stable"`` and ``"average"``); see :func:`_rank_by_count`.
-    ``buf`` and ``top`` have room for ``count + 1`` entries (the last is scratch). Returns the
+    ``buf`` has room for ``max(m, count + 1)`` entries and ``top`` for ``count + 1`` (the last
+    is scratch), ``cand_scores`` for :data:`_FEW` more than ``m`` (overwritten). Returns the
     score of the selection's last tie group if a candidate outside the selection shares it,
     else NaN (rows that are not candidates score below every selected one).
     """
-    _rank_by_count(rank, cand_scores, m)
+    if m <= _FEW:
+        _rank_few(rank, cand_scores, m, buf)
+    else:
+        _rank_by_count(rank, cand_scores, m)
     for c in range(m):
         r = min(rank[c], count)  # the rows beyond the selection all land in the scratch slot
         buf[r] = cand[c]
@@ -281,8 +361,14 @@ def _select_by_count(buf, top, cand, cand_scores, rank, m, count):
 
 @njit(cache=True, _nrt=False)
 def _sort_by_count(buf, top, rank, n, scores):
-    """All ``n`` positions into ``buf``/``top`` in rank order (ties in input order), by counting."""
-    _rank_by_count(rank, scores, n)
+    """All ``n`` positions into ``buf``/``top`` in rank order (ties in input order), by counting.
+
+    ``scores`` has room for :data:`_FEW` more entries, which may be overwritten.
+    """
+    if n <= _FEW:
+        _rank_few(rank, scores, n, buf)
+    else:
+        _rank_by_count(rank, scores, n)
     for i in range(n):
         buf[rank[i]] = i
         top[rank[i]] = scores[i]
@@ -729,15 +815,15 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)
     g = np.empty(size, dtype=np.float64)  # the query's grades
-    sc = np.empty(size, dtype=np.float64)  # the query's scores
+    sc = np.empty(size + _FEW, dtype=np.float64)  # the query's scores (room for padding)
     ig = np.empty(max(longest_ideal, 1), dtype=np.float64)  # its judgment list (global ideal)
     buf = np.empty(size, dtype=np.int64)
     tmp_buf = np.empty(size, dtype=np.int64)
     top = np.empty(size, dtype=np.float64)
-    tmp_top = np.empty(size + _PAD, dtype=np.float64)  # room for _dcg_by_count's padding
+    tmp_top = np.empty(size + _FEW, dtype=np.float64)  # room for padding
     rank = np.empty(size, dtype=np.int64)
     sample = np.empty(_SAMPLE, dtype=np.float64)
-    column_max = np.empty(SMALL_SELECT, dtype=np.float64)
+    column_max = np.empty(max(SMALL_SELECT, _FEW), dtype=np.float64)
     prefix = np.empty(cap + 1, dtype=np.float64)
     mean_gain = np.empty(max(cap, 1), dtype=np.float64)
     group_end = np.empty(max(cap, 1), dtype=np.int64)

@@ -185,7 +185,9 @@ def test_average_ties_is_expectation_over_orders(grades, scores, k):
         ragged(max_queries=4, max_len=300), ragged(max_queries=4, max_len=300, integer_grades=False)
     ),
     k=st.one_of(
-        st.none(), st.sampled_from([1, 5, 31, 32, 33, 127, 128, 129, 299]), st.just([3, None, 64])
+        st.none(),
+        st.sampled_from([1, 5, 16, 17, 31, 32, 33, 127, 128, 129, 299]),
+        st.just([3, None, 64]),
     ),
     ideal=ideals,
     tie=ties,
@@ -248,7 +250,7 @@ def test_float32_overflow_scores(backend, data, huge, k, ideal, tie):
 @given(
     seed=st.integers(0, 2**32 - 1),
     length=st.sampled_from([129, 257, 600, 2500]),
-    k=st.one_of(st.sampled_from([1, 10, 33, 64, 100, 128]), st.just([1, 3, 5, 10, 20, 100])),
+    k=st.one_of(st.sampled_from([1, 10, 20, 33, 64, 100, 128]), st.just([1, 3, 5, 10, 20, 100])),
     distinct=st.sampled_from([3, 50, None]),
     tie=st.sampled_from(["average", "stable", "optimistic"]),
 )

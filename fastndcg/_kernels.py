@@ -1009,11 +1009,12 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
 
 
 @njit(cache=True, nogil=True)
-def scan_block(values, a, b, check):
+def scan_block(values, a, b, check, integral):
     """min, max, number of non-finite and of non-integral values of ``values[a:b]``.
 
     Compiled per dtype on first use; releases the GIL, so threads scan chunks in parallel.
-    Without ``check`` (integer columns) only min and max are computed, in the column's dtype.
+    Without ``check`` (integer columns) only min and max are computed, in the column's dtype;
+    without ``integral`` non-integral values are not counted (scores: only finiteness matters).
 
     Each row updates one of :data:`_LANES` independent accumulators, element-wise, so the loop
     vectorises without reordering any floating-point operation. A NaN leaves min and max
@@ -1050,13 +1051,15 @@ def scan_block(values, a, b, check):
             lo[j] = x if x < lo[j] else lo[j]
             hi[j] = x if x > hi[j] else hi[j]
             bad[j] += (x - x) != 0.0  # NaN for inf and NaN, 0 otherwise
-            frac[j] += x != np.floor(x)
+            if integral:
+                frac[j] += x != np.floor(x)
     for i in range(full, n):
         x = np.float64(rows[i])
         lo[0] = x if x < lo[0] else lo[0]
         hi[0] = x if x > hi[0] else hi[0]
         bad[0] += (x - x) != 0.0
-        frac[0] += x != np.floor(x)
+        if integral:
+            frac[0] += x != np.floor(x)
     return lo.min(), hi.max(), bad.sum(), frac.sum()
 
 

@@ -110,9 +110,14 @@ def as_score_vector(values: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def checked_stats(values: np.ndarray, name: str, where: Any, use_numba: bool) -> ColumnStats:
-    """Scan ``values`` once; raise a ValueError naming the first NaN or infinite entry."""
-    stats = column_stats(values, use_numba)
+def checked_stats(
+    values: np.ndarray, name: str, where: Any, use_numba: bool, integral: bool = True
+) -> ColumnStats:
+    """Scan ``values`` once; raise a ValueError naming the first NaN or infinite entry.
+
+    ``integral=False``: do not look for non-integral values (see :func:`column_stats`).
+    """
+    stats = column_stats(values, use_numba, integral)
     bad = stats.first_nonfinite
     if bad >= 0:
         kind = "NaN" if np.isnan(values[bad]) else "infinite"
@@ -192,7 +197,7 @@ def finish_layout(
     """
     grade_stats = checked_stats(grades, "grades", where, use_numba)
     if scores is not None:
-        checked_stats(scores, "scores", where, use_numba)
+        checked_stats(scores, "scores", where, use_numba, integral=False)
     if row_order is not None:
         grades = grades[row_order]
         scores = None if scores is None else scores[row_order]

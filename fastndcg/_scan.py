@@ -34,7 +34,8 @@ T = TypeVar("T")
 class ColumnStats:
     """What one pass over a column found.
 
-    ``first_nonfinite``/``first_nonintegral`` are row numbers, -1 when there is none. ``low``
+    ``first_nonfinite``/``first_nonintegral`` are row numbers, -1 when there is none (or, for
+    ``first_nonintegral``, when the scan was told not to look: see :func:`column_stats`). ``low``
     and ``high`` (the extreme values; inf/-inf for an empty column) are only meaningful when every
     value is finite.
     """
@@ -76,7 +77,7 @@ _EMPTY_TUPLES = {
 }
 
 
-def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
+def _numba_stats(values: np.ndarray, is_float: bool, integral: bool) -> ColumnStats:
     """The scan as a small kernel (one compile per dtype), long columns in chunks on threads."""
     import numba
 
@@ -84,10 +85,10 @@ def _numba_stats(values: np.ndarray, is_float: bool) -> ColumnStats:
 
     threads = numba.get_num_threads()
     if threads == 1 or values.size < _PARALLEL_SCAN:
-        parts = [scan_block(values, 0, values.size, is_float)]
+        parts = [scan_block(values, 0, values.size, is_float, integral)]
     else:
         bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
-        scan = lambda c: scan_block(values, bounds[c], bounds[c + 1], is_float)  # noqa: E731
+        scan = lambda c: scan_block(values, bounds[c], bounds[c + 1], is_float, integral)  # noqa: E731
         parts = run_chunks(scan, bounds.size - 1, threads)
     low = min(p[0] for p in parts)
     high = max(p[1] for p in parts)
@@ -126,13 +127,16 @@ def run_chunks(work: Callable[[int], T], n_chunks: int, threads: int) -> list[T]
     return results
 
 
-def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:
-    """Scan ``values`` (1-D, one of :data:`GRADE_DTYPES`) once."""
+def column_stats(values: np.ndarray, use_numba: bool, integral: bool = True) -> ColumnStats:
+    """Scan ``values`` (1-D, one of :data:`GRADE_DTYPES`) once.
+
+    ``integral=False`` skips looking for non-integral values (``first_nonintegral`` is -1).
+    """
     is_float = values.dtype.kind == "f"
     if values.size == 0:
         return ColumnStats(np.inf, -np.inf, -1, -1)
     if use_numba and values.size >= _SMALL:
-        return _numba_stats(values, is_float)
+        return _numba_stats(values, is_float, integral)
     if not is_float:
         return ColumnStats(float(values.min()), float(values.max()), -1, -1)
     low, high, frac = np.inf, -np.inf, -1
@@ -143,7 +147,7 @@ def column_stats(values: np.ndarray, use_numba: bool) -> ColumnStats:
             return ColumnStats(np.nan, np.nan, start + int(np.argmin(finite)), -1)
         low = min(low, float(block.min()))
         high = max(high, float(block.max()))
-        if frac < 0:
+        if integral and frac < 0:
             whole = block == np.floor(block)
             if not whole.all():
                 frac = start + int(np.argmin(whole))

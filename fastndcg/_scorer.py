@@ -127,8 +127,8 @@ class Scorer:
         ):
             return self._general(grades, scores)
         n = g.size
-        low, high, bad, fractional = kernels.scan_block(g, 0, n, g.dtype.kind == "f")
-        if bad or kernels.scan_block(s, 0, n, True)[2]:
+        low, high, bad, fractional = kernels.scan_block(g, 0, n, g.dtype.kind == "f", True)
+        if bad or kernels.scan_block(s, 0, n, True, False)[2]:
             return self._general(grades, scores)  # raises the error that names the bad value
         key = (n, low, high, fractional == 0)
         shape = self._shapes.get(key)

@@ -31,9 +31,10 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
    when short, else by a stable merge sort of (score, row) pairs, the tie rule consulted only
    when two scores are equal. When ties go in input order and many candidates remain (deep
    cutoffs) or the whole list counts, nothing is ranked: each row with a gain counts the rows
-   above it and adds its discounted gain to every cutoff it falls within, which replaces steps
-   2 and 3 (while rows with a gain x rows stays within :data:`COUNT_BUDGET` comparisons;
-   sparse relevance makes this cheap even for long lists);
+   above it and puts its gain at that rank (a tie group under ``ties="average"`` spreads
+   its gains over its ranks within each cutoff), which replaces step 1's ranking (while rows
+   with a gain x rows stays within :data:`COUNT_BUDGET` comparisons; sparse relevance makes
+   this cheap even for long lists);
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
    every row of a tie group carries the group's mean gain (a group cut by the selection is
    completed by a scan of the query, only when a row outside the selection ties with it);
@@ -377,21 +378,29 @@ def _sort_by_count(buf, top, rank, n, scores):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _dcg_by_count(dcg, q, values, gains, useful, m, n, average, discount, prefix, cutoffs):
+def _dcg_by_count(
+    dcg, q, values, gains, useful, m, n, average, discount, prefix, cutoffs, by_rank, sums
+):
     """``dcg[q, j]`` for every cutoff from the rank of each row with a gain, found by counting.
 
     ``values``/``gains`` hold the ``m`` rows that may rank within the largest cutoff (every
     row scoring as high as any of them among them), in input order; ``useful`` lists those of
     them with a non-zero gain; ``n`` is the list length. A row's rank is the number of rows
     going before it: higher scores, and with ``ties="stable"`` equal scores earlier in the
-    input. With ``ties="average"`` the rows tied at a score share the ranks
-    ``[above, above + tied)`` and each carries its gain times the mean discount of the shared
-    ranks inside the cutoff (``prefix`` holds the discount prefix sums). Nothing is sorted:
-    the work is ``useful.size * m`` branch-free comparisons. ``values`` has room for
-    :data:`_PAD` more entries, which are overwritten.
+    input. A row with a rank of its own puts its gain at that rank, and one pass of prefix sums
+    ``sums[r] = sum_{t<r} by_rank[t] * discount[t]`` over the ranks serves every cutoff. With
+    ``ties="average"`` the rows tied at a score share the ranks ``[above, above + tied)``; each
+    adds its gain times the mean discount of the shared ranks inside each cutoff (``prefix``
+    holds the discount prefix sums). Nothing is sorted: the work is ``useful.size * m``
+    branch-free comparisons. ``values`` has room for :data:`_PAD` more entries, which are
+    overwritten; ``by_rank`` and ``sums`` are scratch of ``min(n, largest cutoff) + 1``.
     """
+    deepest = 0
     for j in range(cutoffs.size):
         dcg[q, j] = 0.0
+        deepest = max(deepest, n if cutoffs[j] < 0 else min(cutoffs[j], n))
+    for r in range(deepest):
+        by_rank[r] = 0.0
     # pad the comparison loop to whole vectors (no scalar remainder loop per row with a gain)
     # with -inf, which is above no row; it ties with rows scoring -inf (float32 overflow),
     # whose tie count then leaves the padding out
@@ -414,15 +423,20 @@ def _dcg_by_count(dcg, q, values, gains, useful, m, n, average, discount, prefix
             for d in range(c):
                 above += values[d] == x
             tied = 1
+        if tied == 1:
+            if above < deepest:
+                by_rank[above] = gain
+            continue
         for j in range(cutoffs.size):
             cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
-            if above >= cut:
-                continue
-            if tied == 1:
-                dcg[q, j] += gain * discount[above]
-            else:
+            if above < cut:
                 shared = prefix[min(above + tied, cut)] - prefix[above]
                 dcg[q, j] += gain * shared / tied
+    sums[0] = 0.0
+    for r in range(deepest):
+        sums[r + 1] = sums[r] + by_rank[r] * discount[r]
+    for j in range(cutoffs.size):
+        dcg[q, j] += sums[n if cutoffs[j] < 0 else min(cutoffs[j], n)]
 
 
 @njit(cache=True, _nrt=False)
@@ -827,7 +841,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     sample = np.empty(_SAMPLE, dtype=np.float64)
     column_max = np.empty(max(SMALL_SELECT, _FEW), dtype=np.float64)
     prefix = np.empty(cap + 1, dtype=np.float64)
-    mean_gain = np.empty(max(cap, 1), dtype=np.float64)
+    mean_gain = np.empty(cap + 1, dtype=np.float64)
     group_end = np.empty(max(cap, 1), dtype=np.int64)
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)
@@ -879,6 +893,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                     discount,
                     discount_prefix,
                     cutoffs,
+                    mean_gain,
+                    prefix,
                 )
             elif select:
                 if input_order_ties and m <= RANK_BY_COUNT:

@@ -75,7 +75,7 @@ _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the row
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
 _PAD = 16  # DCG by counting compares whole blocks of this many rows
-_FEW = 32  # selections up to this size take the lane bound; so many candidates rank in blocks
+_FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,9 +240,7 @@ def _lane_bound(lanes, scores, n, count):
     vectorised comparisons. ``scores`` is padded with -inf to whole lanes (the padding may be
     overwritten); ``lanes`` is scratch of ``_FEW`` entries.
     """
-    # a width known only at run time: with a constant one LLVM unrolls the counting loops
-    # into scalar comparisons (measured 2x slower) instead of vectorising them
-    width = np.uint64(16) if count <= 16 else np.uint64(32)
+    width = np.uint64(16) if count <= 16 else np.uint64(32)  # run-time: see _rank_by_count
     un = np.uint64(n)
     padded = (un + width - np.uint64(1)) & ~(width - np.uint64(1))
     for i in range(un, padded):
@@ -264,16 +262,20 @@ def _lane_bound(lanes, scores, n, count):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _rank_few(rank, values, m, seen):
-    """``rank`` as :func:`_rank_by_count`, for ``m <= _FEW``: about twice as fast.
+def _rank_by_count(rank, values, m, seen):
+    """``rank[c]`` = how many of ``values[:m]`` go before ``values[c]``.
 
-    Each value counts the values above it in a block of 16 or 32 padded with -inf (one
-    vectorised loop, no remainder and no tie test); equal values share that count and then take
-    consecutive ranks in input order. ``values`` has room for ``_FEW`` entries (the padding may
-    be overwritten); ``seen`` is scratch of ``m`` entries.
+    Higher values go before, and equal ones in input order. Each value counts the values above
+    it over whole blocks of 16 padded with -inf (one vectorised loop, no remainder and no tie
+    test): ``m * m`` branch-free comparisons, faster than a sort for short lists. Equal values
+    share that count and then take consecutive ranks in input order. ``values`` has room for
+    15 more entries (the padding may be overwritten); ``seen`` is scratch of ``m`` entries.
+    Unsigned indices spare Numba's negative-index wraparound.
     """
     um = np.uint64(m)
-    width = np.uint64(16) if um <= np.uint64(16) else np.uint64(32)
+    # a width known only at run time: with a constant one LLVM unrolls the counting loop
+    # into scalar comparisons (measured 2x slower) instead of vectorising it
+    width = (um + np.uint64(15)) & ~np.uint64(15)
     for d in range(um, width):
         values[d] = -np.inf
     for c in range(um):
@@ -318,25 +320,6 @@ def _narrow(cand, cand_scores, sample, m, count):
     return m
 
 
-@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _rank_by_count(rank, values, m):
-    """``rank[c]`` = how many of ``values[:m]`` go before ``values[c]``.
-
-    Higher values go before, and equal ones in input order. ``m * m`` comparisons without a
-    branch: faster than a sort for short lists (no mispredicted branches). Unsigned indices
-    spare Numba's negative-index wraparound, which would turn the loads into gathers.
-    """
-    um = np.uint64(m)
-    for c in range(um):
-        x = values[c]
-        r = 0
-        for d in range(c):
-            r += values[d] >= x
-        for d in range(c + np.uint64(1), um):
-            r += values[d] > x
-        rank[c] = r
-
-
 @njit(cache=True, _nrt=False)
 def _select_by_count(buf, top, cand, cand_scores, rank, m, count):
     """Best ``count`` of the ``m`` candidates into ``buf``/``top``, best first, by counting.
@@ -347,10 +330,7 @@ def _select_by_count(buf, top, cand, cand_scores, rank, m, count):
     score of the selection's last tie group if a candidate outside the selection shares it,
     else NaN (rows that are not candidates score below every selected one).
     """
-    if m <= _FEW:
-        _rank_few(rank, cand_scores, m, buf)
-    else:
-        _rank_by_count(rank, cand_scores, m)
+    _rank_by_count(rank, cand_scores, m, buf)
     for c in range(m):
         r = min(rank[c], count)  # the rows beyond the selection all land in the scratch slot
         buf[r] = cand[c]
@@ -368,10 +348,7 @@ def _sort_by_count(buf, top, rank, n, scores):
 
     ``scores`` has room for :data:`_FEW` more entries, which may be overwritten.
     """
-    if n <= _FEW:
-        _rank_few(rank, scores, n, buf)
-    else:
-        _rank_by_count(rank, scores, n)
+    _rank_by_count(rank, scores, n, buf)
     for i in range(n):
         buf[rank[i]] = i
         top[rank[i]] = scores[i]

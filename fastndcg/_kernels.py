@@ -870,7 +870,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                     discount,
                     discount_prefix,
                     cutoffs,
-                    mean_gain,
+                    mean_gain,  # scratch: free when DCG comes from counted ranks
                     prefix,
                 )
             elif select:

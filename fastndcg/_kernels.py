@@ -74,7 +74,7 @@ _LANES = 32  # independent accumulators of the column scans
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
-_PAD = 16  # DCG by counting compares whole blocks of this many rows
+_PAD = 16  # counting loops compare whole blocks of this many rows
 _FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
 
 
@@ -266,16 +266,16 @@ def _rank_by_count(rank, values, m, seen):
     """``rank[c]`` = how many of ``values[:m]`` go before ``values[c]``.
 
     Higher values go before, and equal ones in input order. Each value counts the values above
-    it over whole blocks of 16 padded with -inf (one vectorised loop, no remainder and no tie
-    test): ``m * m`` branch-free comparisons, faster than a sort for short lists. Equal values
-    share that count and then take consecutive ranks in input order. ``values`` has room for
-    15 more entries (the padding may be overwritten); ``seen`` is scratch of ``m`` entries.
+    it over whole blocks of :data:`_PAD` padded with -inf (one vectorised loop, no remainder and
+    no tie test): ``m * m`` branch-free comparisons, faster than a sort for short lists. Equal
+    values share that count and then take consecutive ranks in input order. ``values`` has room
+    for :data:`_PAD` more entries (the padding may be overwritten); ``seen`` is scratch of ``m``.
     Unsigned indices spare Numba's negative-index wraparound.
     """
     um = np.uint64(m)
     # a width known only at run time: with a constant one LLVM unrolls the counting loop
     # into scalar comparisons (measured 2x slower) instead of vectorising it
-    width = (um + np.uint64(15)) & ~np.uint64(15)
+    width = (um + np.uint64(_PAD - 1)) & ~np.uint64(_PAD - 1)
     for d in range(um, width):
         values[d] = -np.inf
     for c in range(um):
@@ -370,7 +370,8 @@ def _dcg_by_count(
     adds its gain times the mean discount of the shared ranks inside each cutoff (``prefix``
     holds the discount prefix sums). Nothing is sorted: the work is ``useful.size * m``
     branch-free comparisons. ``values`` has room for :data:`_PAD` more entries, which are
-    overwritten; ``by_rank`` and ``sums`` are scratch of ``min(n, largest cutoff) + 1``.
+    overwritten; ``by_rank`` is scratch of ``min(n, largest cutoff)`` entries, ``sums`` of one
+    more.
     """
     deepest = 0
     for j in range(cutoffs.size):
@@ -818,7 +819,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     sample = np.empty(_SAMPLE, dtype=np.float64)
     column_max = np.empty(max(SMALL_SELECT, _FEW), dtype=np.float64)
     prefix = np.empty(cap + 1, dtype=np.float64)
-    mean_gain = np.empty(cap + 1, dtype=np.float64)
+    mean_gain = np.empty(max(cap, 1), dtype=np.float64)
     group_end = np.empty(max(cap, 1), dtype=np.int64)
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)

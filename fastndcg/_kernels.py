@@ -1005,12 +1005,41 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
 
 
 @njit(cache=True, nogil=True)
-def scan_block(values, a, b, check, integral):
-    """min, max, number of non-finite and of non-integral values of ``values[a:b]``.
+def scan_integers(values, a, b):
+    """Smallest and largest of the integer ``values[a:b]`` (inf and -inf when it is empty).
 
     Compiled per dtype on first use; releases the GIL, so threads scan chunks in parallel.
-    Without ``check`` (integer columns) only min and max are computed, in the column's dtype;
-    without ``integral`` non-integral values are not counted (scores: only finiteness matters).
+    Each row updates one of :data:`_LANES` independent accumulators, in the column's dtype, so
+    the loop vectorises.
+    """
+    if b <= a:
+        return np.inf, -np.inf
+    rows = values[a:b]
+    n = np.uint64(b - a)
+    lanes = np.uint64(_LANES)
+    full = n - n % lanes
+    low = np.empty(_LANES, dtype=values.dtype)
+    high = np.empty(_LANES, dtype=values.dtype)
+    low[:] = rows[0]
+    high[:] = rows[0]
+    for i in range(np.uint64(0), full, lanes):
+        for j in range(lanes):
+            x = rows[i + j]
+            low[j] = x if x < low[j] else low[j]
+            high[j] = x if x > high[j] else high[j]
+    for i in range(full, n):
+        x = rows[i]
+        low[0] = x if x < low[0] else low[0]
+        high[0] = x if x > high[0] else high[0]
+    return np.float64(low.min()), np.float64(high.max())
+
+
+@njit(cache=True, nogil=True)
+def scan_floats(values, a, b, integral):
+    """min, max, number of non-finite and of non-integral values of the float ``values[a:b]``.
+
+    Compiled per dtype on first use; releases the GIL, so threads scan chunks in parallel.
+    Without ``integral`` non-integral values are not counted (scores: only finiteness matters).
 
     Each row updates one of :data:`_LANES` independent accumulators, element-wise, so the loop
     vectorises without reordering any floating-point operation. A NaN leaves min and max
@@ -1022,21 +1051,6 @@ def scan_block(values, a, b, check, integral):
     n = np.uint64(b - a)
     lanes = np.uint64(_LANES)
     full = n - n % lanes
-    if not check:
-        low = np.empty(_LANES, dtype=values.dtype)
-        high = np.empty(_LANES, dtype=values.dtype)
-        low[:] = rows[0]
-        high[:] = rows[0]
-        for i in range(np.uint64(0), full, lanes):
-            for j in range(lanes):
-                x = rows[i + j]
-                low[j] = x if x < low[j] else low[j]
-                high[j] = x if x > high[j] else high[j]
-        for i in range(full, n):
-            x = rows[i]
-            low[0] = x if x < low[0] else low[0]
-            high[0] = x if x > high[0] else high[0]
-        return np.float64(low.min()), np.float64(high.max()), 0, 0
     lo = np.full(_LANES, np.inf)
     hi = np.full(_LANES, -np.inf)
     bad = np.zeros(_LANES, dtype=np.int64)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, ColumnStats, column_stats
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, ColumnStats, column_stats, readonly
 
 _BLOCK = 1 << 20  # rows per block where NumPy needs a temporary per row
 
@@ -68,13 +68,6 @@ class Layout:
         """Query id of layout row ``row``."""
         query = self.query_ids[int(np.searchsorted(self.offsets, row, side="right")) - 1]
         return query.item() if isinstance(query, np.generic) else query
-
-
-def readonly(array: np.ndarray) -> np.ndarray:
-    """Return a read-only view, so kernels see one array type whatever the caller passed."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 def _numeric(values: Any, name: str) -> np.ndarray:
@@ -311,7 +304,7 @@ def run_bounds(ids: np.ndarray, use_numba: bool) -> np.ndarray:
     if use_numba and ids.dtype.kind in "iuf":
         from fastndcg._kernels import run_starts
 
-        return run_starts(np.ascontiguousarray(ids))
+        return run_starts(readonly(np.ascontiguousarray(ids)))
     pieces = [np.zeros(1, dtype=np.int64)]
     for start in range(1, ids.size, _BLOCK):
         stop = min(start + _BLOCK, ids.size)

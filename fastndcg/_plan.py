@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastndcg import _codes as C
-from fastndcg._layout import Layout, readonly
+from fastndcg._layout import Layout
 from fastndcg._options import Discount, Gain
-from fastndcg._scan import ColumnStats, column_stats
+from fastndcg._scan import ColumnStats, column_stats, readonly
 
 _EMPTY_F = readonly(np.empty(0, dtype=np.float64))
 _EMPTY_I = readonly(np.empty(0, dtype=np.int64))

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# Compiles the scoring kernel, the one signature that takes most of a cold compile (about 60%):
+# two rows, so no other kernel runs (short columns are checked by NumPy).
+_COMPILE_SCORING = (
+    "import numpy as np, fastndcg; "
+    "fastndcg.ndcg(np.array([1, 0]), np.array([0.5, 0.1]), k=1, backend='numba')"
+)
+_HELPER_TIMEOUT_S = 600
 
 
 def warmup() -> float:
@@ -17,6 +27,10 @@ def warmup() -> float:
     The first call in a fresh environment compiles the Numba kernels (seconds); later calls, and
     later processes sharing the cache directory, only load them. Call it once before forking
     workers or timing anything. Without numba it returns at once.
+
+    On an empty cache a helper process compiles the scoring kernel into the cache while this
+    one compiles the input checks, so two cores share the work; where no helper can start (or
+    it fails) this process compiles everything itself.
     """
     import pyarrow as pa
 
@@ -28,6 +42,12 @@ def warmup() -> float:
     start = time.perf_counter()
     if not numba_available():
         return 0.0
+    helper = None if _scoring_kernel_cached() else _compile_scoring_aside()
+    try:
+        _compile_checks(PARALLEL_MIN_ROWS)
+    finally:
+        if helper is not None:
+            _wait_or_stop(helper)
     # small inputs run on one thread, large ones on the thread pool (and threaded scans)
     for rows in (6, PARALLEL_MIN_ROWS):
         grades = np.arange(rows, dtype=np.int64) % 3
@@ -52,6 +72,68 @@ def warmup() -> float:
     run = pa.table({"qid": ["q", "q"], "docid": ["a", "c"], "score": [0.5, 0.4]})
     ndcg_run(judgments, run, backend="numba")
     return time.perf_counter() - start
+
+
+def _scoring_kernel_cached() -> bool:
+    """Whether the scoring kernel is compiled in this process or in the compile cache."""
+    from fastndcg._kernels import score_queries
+
+    if score_queries.overloads:
+        return True
+    try:  # Numba's cache index for the current source (empty when stale or missing)
+        return bool(score_queries._cache._cache_file._load_index())
+    except Exception:  # another Numba version: start the helper, which costs little then
+        return False
+
+
+def _compile_scoring_aside() -> subprocess.Popen | None:
+    """Start a process that compiles the scoring kernel into the cache; None where none can.
+
+    A frozen application's executable is not a Python interpreter: no helper there.
+    """
+    if getattr(sys, "frozen", False) or not sys.executable:
+        return None
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", _COMPILE_SCORING],
+            env=dict(os.environ, PYTHONPATH=path),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+
+
+def _wait_or_stop(helper: subprocess.Popen) -> None:
+    """Wait for the helper; stop it if it takes far longer than a compile can."""
+    try:
+        helper.wait(timeout=_HELPER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        helper.kill()
+        helper.wait()
+
+
+def _compile_checks(rows: int) -> None:
+    """Compile the kernels of the input checks as the common calls use them.
+
+    Column scans for integer and float grades and scores (``rows`` long: shorter columns are
+    scanned by NumPy), the run bounds of integer and float query ids, and the matching of a
+    TREC run's (query, document) pairs.
+    """
+    import pyarrow as pa
+
+    from fastndcg._layout import run_bounds
+    from fastndcg._scan import column_stats
+    from fastndcg.trec import _check_unique_pairs
+
+    for dtype in (np.int64, np.int8, np.float64, np.float32):
+        column_stats(np.zeros(rows, dtype=dtype), use_numba=True)
+    for dtype in (np.int64, np.int32, np.float64):
+        run_bounds(np.zeros(2, dtype=dtype), use_numba=True)
+    _check_unique_pairs(pa.table({"qid": ["q"], "docid": ["a"]}), "run", use_numba=True)
 
 
 def cache_dir() -> str:

@@ -61,14 +61,23 @@ def _empty_readonly(dtype: np.dtype) -> np.ndarray:
 _EMPTY_SLOTS = {dtype: _empty_readonly(dtype) for dtype in GRADE_DTYPES}
 
 
-def views(values: np.ndarray, dtypes: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:
-    """A tuple with one read-only array per dtype slot (``values`` in its slot), and the slot."""
-    code = dtypes.index(values.dtype)
+def readonly(values: np.ndarray) -> np.ndarray:
+    """``values``, or a read-only view of it.
+
+    Numba compiles a kernel once per array type, and writeability is part of the type: passing
+    every column read-only (as Arrow hands them over) halves the signatures to compile.
+    """
     if values.flags.writeable:
         values = values.view()
         values.flags.writeable = False
+    return values
+
+
+def views(values: np.ndarray, dtypes: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:
+    """A tuple with one read-only array per dtype slot (``values`` in its slot), and the slot."""
+    code = dtypes.index(values.dtype)
     empty = _EMPTY_TUPLES[dtypes]
-    return (*empty[:code], values, *empty[code + 1 :]), code
+    return (*empty[:code], readonly(values), *empty[code + 1 :]), code
 
 
 _EMPTY_TUPLES = {
@@ -77,18 +86,33 @@ _EMPTY_TUPLES = {
 }
 
 
-def _numba_stats(values: np.ndarray, is_float: bool, integral: bool) -> ColumnStats:
+def scan_chunk(values: np.ndarray, a: int, b: int, integral: bool) -> tuple[float, float, int, int]:
+    """min, max, non-finite and non-integral count of ``values[a:b]`` by a Numba kernel.
+
+    ``values`` must be read-only (:func:`readonly`), so each dtype compiles one signature.
+    Integer columns are finite and integral: only their range is scanned.
+    """
+    from fastndcg import _kernels
+
+    if values.dtype.kind == "f":
+        return _kernels.scan_floats(values, a, b, integral)
+    low, high = _kernels.scan_integers(values, a, b)
+    return low, high, 0, 0
+
+
+def _numba_stats(values: np.ndarray, integral: bool) -> ColumnStats:
     """The scan as a small kernel (one compile per dtype), long columns in chunks on threads."""
     import numba
 
-    from fastndcg._kernels import first_row, scan_block
+    from fastndcg._kernels import first_row
 
+    values = readonly(values)
     threads = numba.get_num_threads()
     if threads == 1 or values.size < _PARALLEL_SCAN:
-        parts = [scan_block(values, 0, values.size, is_float, integral)]
+        parts = [scan_chunk(values, 0, values.size, integral)]
     else:
         bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
-        scan = lambda c: scan_block(values, bounds[c], bounds[c + 1], is_float, integral)  # noqa: E731
+        scan = lambda c: scan_chunk(values, bounds[c], bounds[c + 1], integral)  # noqa: E731
         parts = run_chunks(scan, bounds.size - 1, threads)
     low = min(p[0] for p in parts)
     high = max(p[1] for p in parts)
@@ -136,7 +160,7 @@ def column_stats(values: np.ndarray, use_numba: bool, integral: bool = True) -> 
     if values.size == 0:
         return ColumnStats(np.inf, -np.inf, -1, -1)
     if use_numba and values.size >= _SMALL:
-        return _numba_stats(values, is_float, integral)
+        return _numba_stats(values, integral)
     if not is_float:
         return ColumnStats(float(values.min()), float(values.max()), -1, -1)
     low, high, frac = np.inf, -np.inf, -1

@@ -18,8 +18,8 @@ import numpy as np
 from fastndcg._api import DiscountSpec, GainSpec, ndcg
 from fastndcg._backends import kernel_inputs
 from fastndcg._engine import KEYED_TIES, Engine
-from fastndcg._layout import build_layout, readonly
-from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, views
+from fastndcg._layout import build_layout
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, readonly, views
 
 _CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
 _ONE_QUERY_IDS = readonly(np.zeros(1, dtype=np.int64))
@@ -127,8 +127,14 @@ class Scorer:
         ):
             return self._general(grades, scores)
         n = g.size
-        low, high, bad, fractional = kernels.scan_block(g, 0, n, g.dtype.kind == "f", True)
-        if bad or kernels.scan_block(s, 0, n, True, False)[2]:
+        grade_views, grade_code = views(g, GRADE_DTYPES)
+        score_views, score_code = views(s, SCORE_DTYPES)
+        g, s = grade_views[grade_code], score_views[score_code]  # read-only: one signature
+        if g.dtype.kind == "f":
+            low, high, bad, fractional = kernels.scan_floats(g, 0, n, True)
+        else:
+            (low, high), bad, fractional = kernels.scan_integers(g, 0, n), 0, 0
+        if bad or kernels.scan_floats(s, 0, n, False)[2]:
             return self._general(grades, scores)  # raises the error that names the bad value
         key = (n, low, high, fractional == 0)
         shape = self._shapes.get(key)
@@ -138,8 +144,6 @@ class Scorer:
                 self._shapes.clear()
             self._shapes[key] = shape
         offsets, fixed, tail = shape
-        grade_views, grade_code = views(g, GRADE_DTYPES)
-        score_views, score_code = views(s, SCORE_DTYPES)
         inputs = (offsets, grade_views, grade_code, score_views, score_code, *fixed)
         inputs += (offsets, grade_views, grade_code, *tail)
         dcg = np.empty((1, self._n_cutoffs))  # the kernel writes every entry

@@ -36,7 +36,9 @@ import json, os, tempfile
 import numpy as np, pyarrow as pa, pyarrow.parquet as pq, fastndcg
 from numba.core import event
 
-fastndcg.warmup()
+with event.install_recorder("numba:compile") as recorder:
+    fastndcg.warmup()
+in_warmup = sorted({e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer})
 rng = np.random.default_rng(0)
 rows = 100_000  # above the size that runs on the thread pool
 grades, scores = rng.integers(0, 5, rows), rng.random(rows)
@@ -69,12 +71,12 @@ for name, call in calls.items():
     compiled[name] = sorted(
         {e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer if e.is_start}
     )
-print(json.dumps(compiled))
+print(json.dumps({"in warmup": in_warmup, "after warmup": compiled}))
 """
 
 
-def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
-    """After ``warmup()`` on an empty compile cache, none of the common calls compiles.
+def _compiled_around_warmup(cache_dir, before: str = "") -> dict:
+    """Which kernels a fresh process compiles in ``warmup()`` and in common calls after it.
 
     The cache must start empty: a kernel loaded from a filled cache sends no compile event.
     """
@@ -84,12 +86,44 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-c", AFTER_WARMUP],
+        [sys.executable, "-c", before + AFTER_WARMUP],
         capture_output=True,
         text=True,
         check=True,
-        env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)),
+        env=dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir)),
     )
-    compiled = json.loads(out.stdout.strip().splitlines()[-1])
-    assert compiled == {name: [] for name in compiled}
-    assert len(compiled) == 7
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
+    """After ``warmup()`` on an empty cache none of the common calls compiles, and the scoring
+    kernel came from the helper process (through the cache), not from this one."""
+    compiled = _compiled_around_warmup(tmp_path)
+    after = compiled["after warmup"]
+    assert after == {name: [] for name in after}
+    assert len(after) == 7
+    assert "score_queries" not in compiled["in warmup"]
+    assert {"scan_floats", "scan_integers", "run_starts"} <= set(compiled["in warmup"])
+
+
+def test_warmup_compiles_everything_itself_where_no_helper_can_start(tmp_path):
+    """A frozen application cannot start a Python helper: warmup compiles every kernel alone."""
+    compiled = _compiled_around_warmup(tmp_path, before="import sys; sys.frozen = True\n")
+    after = compiled["after warmup"]
+    assert after == {name: [] for name in after}
+    assert "score_queries" in compiled["in warmup"]
+
+
+def test_a_stuck_helper_is_stopped(monkeypatch):
+    import subprocess
+    import sys
+    import time
+
+    from fastndcg import _runtime
+
+    monkeypatch.setattr(_runtime, "_HELPER_TIMEOUT_S", 0.2)
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    start = time.perf_counter()
+    _runtime._wait_or_stop(helper)
+    assert helper.returncode is not None
+    assert time.perf_counter() - start < 30

@@ -236,11 +236,8 @@ def ndcg_run(
         )
     grades, judged = codes.grades(judgments_table, engine.use_numba)
     keep = None  # the run rows scored (None: every row, then nothing is copied)
-    if not codes.judged_query.all():
-        keep = codes.per_row(codes.judged_query)
     if max_docs is not None:
-        first = _first_ranked(run_table, codes.query, max_docs, engine, codes)
-        keep = first if keep is None else keep & first
+        keep = _first_ranked(run_table, codes.query, max_docs, engine, codes)
     if judged_only:
         keep = judged if keep is None else keep & judged
     tie_key = codes.docid_descending_key() if engine.ties == "docid_desc" else None
@@ -268,8 +265,12 @@ def ndcg_run(
             )
             ideal = {"ideal_grades": ideal_grades, "ideal_offsets": ideal_offsets}
         dcg, idcg = engine.score(engine.held_scores(layout), tie_key=tie_key, **ideal)
+    query_ids = layout.query_ids
+    reported = codes.reported(len(query_ids))
+    if reported is not None:  # the run's queries without judgments are scored, not reported
+        query_ids, dcg, idcg = query_ids[reported], dcg[reported], idcg[reported]
     return engine.finish(
-        layout.query_ids,
+        query_ids,
         dcg,
         idcg,
         extra={"n_missing": len(absent), "n_unjudged": codes.n_unjudged},
@@ -325,20 +326,17 @@ class _RunCodes:
         offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
         return offsets, order
 
-    @cached_property
-    def scored(self) -> tuple[np.ndarray, np.ndarray]:
-        """The judged run queries (the ones scored, in result order), and each one's number.
+    def reported(self, n_scored: int) -> np.ndarray | None:
+        """Which of the ``n_scored`` lists make the result (None: all of them).
 
-        Returns their codes, and per run query its position among them (-1 when unjudged).
+        Every query of the run is scored in place, its rows left where they are: dropping the
+        queries without judgments would copy every row. The result leaves them out; the lists
+        after the run's queries (judged queries absent from it) are all kept.
         """
-        judged = np.flatnonzero(self.judged_query)
-        number = np.full(self.judged_query.size, -1, dtype=np.int64)
-        number[judged] = np.arange(judged.size)
-        return judged, number
-
-    def per_row(self, per_query: np.ndarray) -> np.ndarray:
-        """``per_query[query of the row]`` for every run row."""
-        return np.repeat(per_query[self.run_query], self.run_length)
+        if not self.n_unjudged:
+            return None
+        n_run = len(self.queries)
+        return np.concatenate([np.flatnonzero(self.judged_query), np.arange(n_run, n_scored)])
 
     def absent_queries(self, qrels: pa.Table) -> pa.Array:
         """Judged queries that the run does not contain, in order of first judgment."""
@@ -382,12 +380,11 @@ class _RunCodes:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every judgment grade (negative ones as 0) grouped by the scored queries, as CSR.
 
-        The scored queries are those of :func:`_run_layout`: the run's judged queries in run
-        order, then the ``absent`` ones (when they are scored).
+        The scored queries are those of :func:`_run_layout`: the run's queries in run order,
+        then the ``absent`` ones (when they are scored).
         """
-        judged, renumber = self.scored
-        target = np.where(self.qrels_query >= 0, renumber[self.qrels_query], -1)
-        n_queries = judged.size
+        target = self.qrels_query
+        n_queries = len(self.queries)
         if absent is not None and len(absent):
             elsewhere = _query_positions(qrels.column("qid"), absent)
             target = np.where(elsewhere >= 0, n_queries + elsewhere, target)
@@ -556,17 +553,13 @@ def _run_layout(
     """The kept run rows grouped by query, then the ``absent`` judged queries as empty rankings.
 
     ``keep`` selects the run rows (None: all of them; ``grades`` are those of the kept rows).
-    Every judged query of the run gets a list, even when no row of it was kept.
+    Every query of the run gets a list, even when no row of it was kept.
     """
-    judged, renumber = codes.scored
-    if keep is None and judged.size == renumber.size:  # every row of every query
+    if keep is None:
         offsets, order = codes.grouping
     else:
-        query = codes.query if keep is None else codes.query[keep]
-        if judged.size < renumber.size:  # else every query is judged and keeps its code
-            query = renumber[query]
-        offsets, _, order = group_codes(query, judged)
-    query_ids = ids_to_numpy(codes.queries.take(pa.array(judged)))
+        offsets, _, order = group_codes(codes.query[keep], codes.queries)
+    query_ids = ids_to_numpy(codes.queries)
     if absent is not None and len(absent):
         offsets = np.concatenate([offsets, np.full(len(absent), offsets[-1])])
         query_ids = np.concatenate([query_ids, ids_to_numpy(absent)])

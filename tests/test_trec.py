@@ -153,6 +153,16 @@ def test_tables_unjudged_documents_and_negative_judgments(backend):
     assert judged.per_query[0, 0] == pytest.approx(2 / (2 + 1 / np.log2(3)), rel=1e-14)
 
 
+@pytest.mark.parametrize("query", ["a", "c"])  # judged, and without judgments
+def test_a_nonfinite_score_names_its_run_row(backend, query):
+    qrels = pa.table({"qid": ["a", "a"], "docid": ["d1", "d2"], "grade": [1, 0]})
+    run = pa.table(
+        {"qid": ["a", "a", query], "docid": ["d1", "d2", "d3"], "score": [0.5, 0.4, np.nan]}
+    )
+    with pytest.raises(ValueError, match="scores has a NaN value at run row 2"):
+        fastndcg.ndcg_run(qrels, run, backend=backend)
+
+
 def test_duplicate_pairs_are_errors():
     qrels = pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "grade": [1, 2]})
     run = pa.table({"qid": ["a"], "docid": ["d1"], "score": [0.5]})

@@ -303,7 +303,7 @@ def _narrow(cand, cand_scores, sample, m, count):
     """
     for j in range(_SAMPLE):
         sample[j] = cand_scores[j * m // _SAMPLE]
-    _sort_desc(sample, _SAMPLE)
+    _sort_desc(sample, sample.size)  # a size known at run time: no second compile for 32
     rows = np.uint64(m)
     for pick in range((_SAMPLE * count * 9) // (8 * m), _SAMPLE):
         bound = sample[pick]
@@ -623,7 +623,7 @@ def _sort_desc(values, n):
         _sift_down(values, root, n)
     for end in range(n - 1, 0, -1):
         values[0], values[end] = values[end], values[0]  # the smallest goes to the back
-        _sift_down(values, 0, end)
+        _sift_down(values, np.int64(0), end)  # an int64 root: no second compile for root 0
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})

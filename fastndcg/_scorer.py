@@ -19,7 +19,7 @@ from fastndcg._api import DiscountSpec, GainSpec, ndcg
 from fastndcg._backends import kernel_inputs
 from fastndcg._engine import KEYED_TIES, Engine
 from fastndcg._layout import build_layout
-from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, readonly, views
+from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, readonly, scan_chunk, views
 
 _CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
 _ONE_QUERY_IDS = readonly(np.zeros(1, dtype=np.int64))
@@ -130,11 +130,8 @@ class Scorer:
         grade_views, grade_code = views(g, GRADE_DTYPES)
         score_views, score_code = views(s, SCORE_DTYPES)
         g, s = grade_views[grade_code], score_views[score_code]  # read-only: one signature
-        if g.dtype.kind == "f":
-            low, high, bad, fractional = kernels.scan_floats(g, 0, n, True)
-        else:
-            (low, high), bad, fractional = kernels.scan_integers(g, 0, n), 0, 0
-        if bad or kernels.scan_floats(s, 0, n, False)[2]:
+        low, high, bad, fractional = scan_chunk(g, 0, n, True)
+        if bad or scan_chunk(s, 0, n, False)[2]:
             return self._general(grades, scores)  # raises the error that names the bad value
         key = (n, low, high, fractional == 0)
         shape = self._shapes.get(key)

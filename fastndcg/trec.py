@@ -147,19 +147,21 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
 def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> tuple:
     """Raise a ValueError when a (query, document) pair appears twice in ``table``.
 
-    Returns the codes it made, ``(query, queries, document, documents)`` (see :func:`_codes`).
+    Returns the codes it made, ``((query runs), queries, document, documents)`` (see
+    :func:`_query_runs` and :func:`_codes`).
     """
-    query, queries = _query_codes(table.column("qid"))
+    (run_query, run_length), queries = _query_runs(table.column("qid"))
     document, documents = _codes(table.column("docid"))
-    offsets, _, order = group_codes(query, np.arange(len(queries)))
+    offsets, order = _group_runs(run_query, run_length, len(queries))
     grouped = document if order is None else document[order]
     no_judgments = np.zeros(offsets.size, dtype=np.int64)
     no_documents = np.zeros(0, dtype=document.dtype)
     _, repeated = _match(offsets, grouped, no_judgments, no_documents, np.zeros(0), use_numba)
     if repeated >= 0:
         row = int(repeated if order is None else order[repeated])
-        raise _repeated_pair(kind, documents[int(document[row])], queries[int(query[row])])
-    return query, queries, document, documents
+        run = int(np.searchsorted(np.cumsum(run_length), row, side="right"))
+        raise _repeated_pair(kind, documents[int(document[row])], queries[int(run_query[run])])
+    return (run_query, run_length), queries, document, documents
 
 
 def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar) -> ValueError:
@@ -306,8 +308,10 @@ class _RunCodes:
         """
         query_runs, queries = _query_runs(run.column("qid"))
         document, documents = _codes(run.column("docid"))
-        judged_query, judged_queries, judged_document, judged_documents = qrels_codes
-        qrels_query = _positions(judged_queries, queries)[judged_query]
+        (judged_runs, judged_lengths), judged_queries, judged_document, judged_documents = (
+            qrels_codes
+        )
+        qrels_query = np.repeat(_positions(judged_queries, queries)[judged_runs], judged_lengths)
         qrels_document = _positions(judged_documents, documents).astype(np.int32)[judged_document]
         return cls(query_runs, queries, document, documents, qrels_query, qrels_document)
 
@@ -319,12 +323,7 @@ class _RunCodes:
     @cached_property
     def grouping(self) -> tuple[np.ndarray, np.ndarray | None]:
         """Offsets of the run's queries and the row order grouping them (None: grouped already)."""
-        if self.run_query.size == len(self.queries):  # each query's rows are consecutive
-            offsets = np.zeros(self.run_query.size + 1, dtype=np.int64)
-            np.cumsum(self.run_length, out=offsets[1:])
-            return offsets, None
-        offsets, _, order = group_codes(self.query, np.arange(len(self.queries)))
-        return offsets, order
+        return _group_runs(self.run_query, self.run_length, len(self.queries))
 
     def reported(self, n_scored: int) -> np.ndarray | None:
         """Which of the ``n_scored`` lists make the result (None: all of them).
@@ -478,10 +477,20 @@ def _query_runs(values: pa.ChunkedArray) -> tuple[tuple[np.ndarray, np.ndarray],
     return (codes.astype(np.int64), lengths), uniques
 
 
-def _query_codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """:func:`_codes` of a query id column, hashing one value per run of equal ids."""
-    (codes, lengths), uniques = _query_runs(values)
-    return np.repeat(codes, lengths), uniques
+def _group_runs(
+    run_query: np.ndarray, run_length: np.ndarray, n_queries: int
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Offsets of queries given as runs of rows, and the row order grouping them.
+
+    The order is None when every query is one run (its rows consecutive): the usual case,
+    which needs no code per row.
+    """
+    if run_query.size == n_queries:  # codes number queries by first appearance: 0, 1, ...
+        offsets = np.zeros(n_queries + 1, dtype=np.int64)
+        np.cumsum(run_length, out=offsets[1:])
+        return offsets, None
+    offsets, _, order = group_codes(np.repeat(run_query, run_length), range(n_queries))
+    return offsets, order
 
 
 def _positions(values: pa.Array, value_set: pa.Array) -> np.ndarray:

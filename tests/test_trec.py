@@ -163,15 +163,24 @@ def test_a_nonfinite_score_names_its_run_row(backend, query):
         fastndcg.ndcg_run(qrels, run, backend=backend)
 
 
-def test_duplicate_pairs_are_errors():
-    qrels = pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "grade": [1, 2]})
+@pytest.mark.parametrize(
+    ("qid", "docid", "pair"),
+    [
+        (["a", "a"], ["d1", "d1"], "document 'd1' of query 'a'"),
+        # queries interleaved (grouped by a row order), the repeat in a later run of rows
+        (["a", "b", "c", "b", "a"], ["d1", "d2", "d3", "d4", "d1"], "document 'd1' of query 'a'"),
+        (["a", "b", "c", "b", "a"], ["d1", "d2", "d3", "d2", "d5"], "document 'd2' of query 'b'"),
+    ],
+)
+def test_duplicate_pairs_are_errors(qid, docid, pair):
+    qrels = pa.table({"qid": qid, "docid": docid, "grade": list(range(len(qid)))})
     run = pa.table({"qid": ["a"], "docid": ["d1"], "score": [0.5]})
-    with pytest.raises(ValueError, match="qrels lists document 'd1' of query 'a' more than once"):
+    with pytest.raises(ValueError, match=f"qrels lists {pair} more than once"):
         fastndcg.ndcg_run(qrels, run)
+    qrels = pa.table({"qid": ["a"], "docid": ["d1"], "grade": [1]})
     with pytest.raises(ValueError, match="run lists document 'd1' of query 'a' more than once"):
         fastndcg.ndcg_run(
-            qrels.slice(0, 1),
-            pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "score": [0.5, 0.4]}),
+            qrels, pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "score": [0.5, 0.4]})
         )
 
 

@@ -1,6 +1,7 @@
 """File benchmarks: ndcg_parquet against reading the columns, ndcg_run against parsing the files.
 
-Measured in one run on the same files (ratios, because the machines are shared and noisy):
+Measured in one run on the same files (ratios, because the machines are shared and noisy),
+each task timed in turn with its baseline, the best of ``--repeat`` calls:
 
 - Parquet: ``fastndcg.ndcg_parquet`` (streaming, k=10) against ``pyarrow`` reading the same
   three columns batch by batch (the floor for any file-based scorer), on a file of ``--rows``.
@@ -30,15 +31,21 @@ import fastndcg
 from fastndcg.synthetic import make_synthetic
 
 
-def best_of(func, repeat):
-    """Minimum wall time of ``repeat`` calls after one untimed call, and the last result."""
-    result = func()  # imports, compiled kernels, thread pools and the OS file cache are warm
-    times = []
+def best_in_turn(funcs, repeat):
+    """Minimum wall time of ``repeat`` calls of each function after one untimed call each.
+
+    The functions are called in turn, so that a change in the machine's speed during the
+    measurement (minutes, on a shared machine) weighs on a task and its baseline alike.
+    Returns ``[(minimum seconds, last result), ...]`` in the order of ``funcs``.
+    """
+    results = [func() for func in funcs]  # imports, kernels, thread pools, OS file cache warm
+    times = [[] for _ in funcs]
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = func()
-        times.append(time.perf_counter() - start)
-    return min(times), result
+        for i, func in enumerate(funcs):
+            start = time.perf_counter()
+            results[i] = func()
+            times[i].append(time.perf_counter() - start)
+    return [(min(t), r) for t, r in zip(times, results, strict=True)]
 
 
 def write_parquet(path: Path, rows: int, seed: int) -> int:
@@ -160,9 +167,13 @@ def main() -> None:
 
     parquet = folder / "bench.parquet"
     rows = write_parquet(parquet, args.rows, seed=0)
-    read_time, _ = best_of(lambda: read_columns(parquet, args.batch_rows), args.repeat)
-    score_time, result = best_of(
-        lambda: fastndcg.ndcg_parquet(parquet, k=10, batch_rows=args.batch_rows, progress=False),
+    (read_time, _), (score_time, result) = best_in_turn(
+        [
+            lambda: read_columns(parquet, args.batch_rows),
+            lambda: fastndcg.ndcg_parquet(
+                parquet, k=10, batch_rows=args.batch_rows, progress=False
+            ),
+        ],
         args.repeat,
     )
     lines += [
@@ -172,11 +183,13 @@ def main() -> None:
     ]
 
     run_path, qrels_path, run_rows = write_trec(folder, args.trec_queries, seed=1)
-    parse_time, _ = best_of(lambda: parse_trec(run_path, qrels_path), args.repeat)
-    trec_time, trec_result = best_of(
-        lambda: fastndcg.ndcg_run(
-            qrels_path, run_path, k=10, gain="linear", ties="docid_desc", zero_idcg="zero"
-        ),
+    (parse_time, _), (trec_time, trec_result) = best_in_turn(
+        [
+            lambda: parse_trec(run_path, qrels_path),
+            lambda: fastndcg.ndcg_run(
+                qrels_path, run_path, k=10, gain="linear", ties="docid_desc", zero_idcg="zero"
+            ),
+        ],
         args.repeat,
     )
     lines += [
@@ -192,15 +205,17 @@ def main() -> None:
         small = folder / "small"
         small.mkdir(exist_ok=True)
         small_run, small_qrels, small_rows = write_trec(small, args.pytrec_queries, seed=2)
-        ours, _ = best_of(
-            lambda: fastndcg.ndcg_run(
-                small_qrels, small_run, k=10, gain="linear", ties="docid_desc"
-            ),
+        # parsing alone bounds any scorer that parses with pyarrow: pytrec_eval's time over it
+        (ours, _), (theirs, _), (small_parse, _) = best_in_turn(
+            [
+                lambda: fastndcg.ndcg_run(
+                    small_qrels, small_run, k=10, gain="linear", ties="docid_desc"
+                ),
+                lambda: pytrec_eval_end_to_end(small_run, small_qrels, 10),
+                lambda: parse_trec(small_run, small_qrels),
+            ],
             args.repeat,
         )
-        theirs, _ = best_of(lambda: pytrec_eval_end_to_end(small_run, small_qrels, 10), 1)
-        # the bound for any scorer that parses with pyarrow: pytrec_eval's time over parsing's
-        small_parse, _ = best_of(lambda: parse_trec(small_run, small_qrels), args.repeat)
         lines += [
             f"| fastndcg.ndcg_run on {args.pytrec_queries:,} queries ({small_rows:,} rows) | {ours:.2f} | 1.00 | {small_rows / ours:,.0f} |",
             f"| pytrec_eval end to end, same files | {theirs:.2f} | {theirs / ours:.1f} | {small_rows / theirs:,.0f} |",

@@ -40,7 +40,7 @@ with event.install_recorder("numba:compile") as recorder:
     fastndcg.warmup()
 in_warmup = sorted({e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer})
 rng = np.random.default_rng(0)
-rows = 100_000  # above the size that runs on the thread pool
+rows = 200_000  # above the size that runs on the thread pool
 grades, scores = rng.integers(0, 5, rows), rng.random(rows)
 judgments = pa.table({"qid": ["1", "1"], "docid": ["a", "b"], "grade": [1, 0]})
 run = pa.table({"qid": ["1", "1", "2"], "docid": ["a", "c", "a"], "score": [1.0, 2.0, 0.5]})

@@ -14,7 +14,7 @@ import fastndcg
 pytestmark = pytest.mark.numba
 
 
-def skewed_data(seed=0, n_queries=3000):
+def skewed_data(seed=0, n_queries=12000):
     rng = np.random.default_rng(seed)
     lengths = np.minimum(rng.zipf(1.6, n_queries), 400)
     lengths[7] = 5000  # one long query among many short ones
@@ -36,7 +36,10 @@ OPTIONS = [
 def test_bit_identical_for_every_thread_count(options):
     import numba
 
+    from fastndcg._backends import PARALLEL_MIN_ROWS
+
     offsets, grades, scores = skewed_data()
+    assert offsets[-1] >= PARALLEL_MIN_ROWS  # else one thread runs whatever the thread count
     results = [
         fastndcg.ndcg(grades, scores, offsets=offsets, backend="numba", n_threads=t, **options)
         for t in range(1, numba.config.NUMBA_NUM_THREADS + 1)

@@ -48,7 +48,7 @@ def warmup() -> float:
     finally:
         if helper is not None:
             _wait_or_stop(helper)
-    # small inputs run on one thread, large ones on the thread pool (and threaded scans)
+    # small inputs run on one thread, large ones on the thread pool
     for rows in (6, PARALLEL_MIN_ROWS):
         grades = np.arange(rows, dtype=np.int64) % 3
         scores = np.linspace(1.0, 0.0, rows)

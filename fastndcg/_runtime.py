@@ -43,10 +43,10 @@ def warmup() -> float:
     if not numba_available():
         return 0.0
     helper = None if _scoring_kernel_cached() else _compile_scoring_aside()
-    try:
-        _compile_checks(PARALLEL_MIN_ROWS)
-    finally:
-        if helper is not None:
+    if helper is not None:  # meanwhile compile the checks here (the calls below then load them)
+        try:
+            _compile_checks(PARALLEL_MIN_ROWS)
+        finally:
             _wait_or_stop(helper)
     # small inputs run on one thread, large ones on the thread pool
     for rows in (6, PARALLEL_MIN_ROWS):

@@ -1126,28 +1126,59 @@ def compiled_codes():
 
 
 @njit(cache=True, _nrt=False)
-def _slot(keys, document, shift):
-    """Slot of ``document`` in the open-addressing table ``keys`` (its own or the empty one)."""
-    mask = np.uint64(keys.size - 1)
-    h = (np.uint64(document) * _GOLDEN) >> shift  # Fibonacci hashing: the high bits
-    while keys[h] != -1 and keys[h] != document:
-        h = (h + np.uint64(1)) & mask  # linear probing
+def _id_hash(data, a, b):
+    """FNV-1a hash of the bytes ``data[a:b]`` (a document id)."""
+    h = np.uint64(0xCBF29CE484222325)
+    for i in range(a, b):
+        h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
     return h
+
+
+@njit(cache=True, _nrt=False)
+def _compare_ids(data, a0, a1, other, b0, b1):
+    """Sign of the byte-wise comparison of ``data[a0:a1]`` with ``other[b0:b1]`` (-1, 0, 1).
+
+    Lexicographic on unsigned bytes; a proper prefix comes first (C's ``strcmp`` order).
+    """
+    n = min(a1 - a0, b1 - b0)
+    for i in range(n):
+        x = data[a0 + i]
+        y = other[b0 + i]
+        if x != y:
+            return -1 if x < y else 1
+    if a1 - a0 == b1 - b0:
+        return 0
+    return -1 if a1 - a0 < b1 - b0 else 1
 
 
 @njit(cache=True, nogil=True)
 def match_judgments(
-    q0, q1, offsets, documents, judged_offsets, judged_documents, judged_labels, labels, duplicate
+    q0,
+    q1,
+    offsets,
+    order,
+    bounds,
+    data,
+    judged_offsets,
+    judged_rows,
+    judged_bounds,
+    judged_data,
+    judged_labels,
+    labels,
+    duplicate,
 ):
     """Label of every run row of queries ``q0:q1`` from its query's judgments (NaN: unjudged).
 
-    Run rows and judgment rows are grouped by query (CSR ``offsets``/``judged_offsets`` over the
-    same queries); documents are integer codes. Each query is joined through a small hash table
-    (a power of two, at least twice the query's run rows plus judgments) mapping a document
-    code to its label and whether a run row of the query holds it: no sort, and a document met
-    twice in the run is the first repeated row of the query. The first such row of the range
-    goes to ``duplicate[0]`` if that is still negative. Releases the GIL, so threads join
-    different query ranges at once.
+    Document ids are byte strings: id ``r`` of the run is ``data[bounds[r]:bounds[r + 1]]``,
+    likewise for the judgments. Run rows are grouped by query through ``order`` (position
+    ``p`` of the CSR ``offsets`` is row ``order[p]``; empty: row ``p``) and judgments through
+    ``judged_rows`` (position ``p`` of ``judged_offsets`` is judgment ``judged_rows[p]``), over
+    the same queries. Each query is joined through a small hash table (a power of two, at
+    least twice the query's run rows plus judgments) of its ids, compared byte by byte when
+    their hashes agree: nothing global is hashed, and no table outgrows the CPU caches. A
+    document met twice in the run is a repeated row: the first such position of the range goes
+    to ``duplicate[0]`` if that is still negative. ``labels[p]`` is written by position.
+    Releases the GIL, so threads join different query ranges at once.
     """
     longest = 1
     for q in range(q0, q1):
@@ -1157,34 +1188,120 @@ def match_judgments(
     capacity = 2
     while capacity < 2 * longest:
         capacity *= 2
-    keys = np.empty(capacity, dtype=np.int64)
+    entry = np.empty(capacity, dtype=np.int64)  # -1: empty; j < m: judgment j; m + t: run row t
+    hashes = np.empty(capacity, dtype=np.uint64)
     values = np.empty(capacity, dtype=np.float64)
     in_run = np.empty(capacity, dtype=np.bool_)
+    grouped = order.size == 0
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
         js = judged_offsets[q]
         m = judged_offsets[q + 1] - js
         size = 2
-        shift = np.uint64(63)  # 64 - log2(size)
         while size < 2 * (n + m):
             size *= 2
-            shift -= np.uint64(1)
-        table = keys[:size]
-        table[:] = -1
+        mask = np.uint64(size - 1)
+        entry[:size] = -1
         for t in range(m):
-            h = _slot(table, judged_documents[js + t], shift)
-            if table[h] == -1:  # a repeated judgment keeps its first label
-                table[h] = judged_documents[js + t]
-                values[h] = judged_labels[js + t]
-                in_run[h] = False
+            r = judged_rows[js + t]
+            a = judged_bounds[r]
+            b = judged_bounds[r + 1]
+            h = _id_hash(judged_data, a, b)
+            slot = h & mask
+            while entry[slot] != -1:
+                if hashes[slot] == h:
+                    other = judged_rows[js + entry[slot]]
+                    c = judged_bounds[other]
+                    d = judged_bounds[other + 1]
+                    if _compare_ids(judged_data, a, b, judged_data, c, d) == 0:
+                        break  # a repeated judgment keeps its first label
+                slot = (slot + np.uint64(1)) & mask
+            if entry[slot] == -1:
+                entry[slot] = t
+                hashes[slot] = h
+                values[slot] = judged_labels[r]
+                in_run[slot] = False
         for t in range(n):
-            document = documents[s + t]
-            h = _slot(table, document, shift)
-            if table[h] == -1:
-                table[h] = document
-                values[h] = np.nan
-            elif in_run[h] and duplicate[0] < 0:
+            r = s + t if grouped else order[s + t]
+            a = bounds[r]
+            b = bounds[r + 1]
+            h = _id_hash(data, a, b)
+            slot = h & mask
+            while entry[slot] != -1:
+                if hashes[slot] == h:
+                    e = entry[slot]
+                    if e < m:
+                        other = judged_rows[js + e]
+                        same = _compare_ids(
+                            data, a, b, judged_data, judged_bounds[other], judged_bounds[other + 1]
+                        )
+                    else:
+                        other = s + e - m if grouped else order[s + e - m]
+                        same = _compare_ids(data, a, b, data, bounds[other], bounds[other + 1])
+                    if same == 0:
+                        break
+                slot = (slot + np.uint64(1)) & mask
+            if entry[slot] == -1:
+                entry[slot] = m + t
+                hashes[slot] = h
+                values[slot] = np.nan
+            elif in_run[slot] and duplicate[0] < 0:
                 duplicate[0] = s + t
-            in_run[h] = True
-            labels[s + t] = values[h]
+            in_run[slot] = True
+            labels[s + t] = values[slot]
+
+
+@njit(cache=True, nogil=True)
+def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
+    """``ranks[row]`` = place of the row's document id in its query, in descending byte order.
+
+    For the rows of queries ``q0:q1`` (grouped as in :func:`match_judgments`); the ids of a
+    query are distinct. A bottom-up merge sort of the query's rows, comparing ids byte by byte
+    (:func:`_compare_ids`). trec_eval breaks score ties this way; only the order within a
+    query matters, so no id is compared with another query's.
+    """
+    longest = 1
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    src = np.empty(longest, dtype=np.int64)
+    dst = np.empty(longest, dtype=np.int64)
+    b = bounds
+    grouped = order.size == 0
+    for q in range(q0, q1):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        for t in range(n):
+            src[t] = s + t if grouped else order[s + t]
+        a_buf, b_buf = src, dst
+        width = 1
+        while width < n:
+            for lo in range(0, n, 2 * width):
+                mid = min(lo + width, n)
+                hi = min(lo + 2 * width, n)
+                i = lo
+                j = mid
+                o = lo
+                while i < mid and j < hi:
+                    x = a_buf[i]
+                    y = a_buf[j]
+                    # the larger id goes first; equal ones (none in a query) keep their order
+                    if _compare_ids(data, b[y], b[y + 1], data, b[x], b[x + 1]) > 0:
+                        b_buf[o] = y
+                        j += 1
+                    else:
+                        b_buf[o] = x
+                        i += 1
+                    o += 1
+                while i < mid:
+                    b_buf[o] = a_buf[i]
+                    i += 1
+                    o += 1
+                while j < hi:
+                    b_buf[o] = a_buf[j]
+                    j += 1
+                    o += 1
+            a_buf, b_buf = b_buf, a_buf
+            width *= 2
+        for t in range(n):
+            ranks[a_buf[t]] = t

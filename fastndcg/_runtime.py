@@ -70,7 +70,8 @@ def warmup() -> float:
     # TREC runs: the join of a run with its judgments
     judgments = pa.table({"qid": ["q", "q"], "docid": ["a", "b"], "grade": [1.0, 0.0]})
     run = pa.table({"qid": ["q", "q"], "docid": ["a", "c"], "score": [0.5, 0.4]})
-    ndcg_run(judgments, run, backend="numba")
+    for ties in ("average", "docid_desc"):  # trec_eval's ties sort each query's document ids
+        ndcg_run(judgments, run, ties=ties, backend="numba")
     return time.perf_counter() - start
 
 
@@ -127,13 +128,15 @@ def _compile_checks(rows: int) -> None:
 
     from fastndcg._layout import run_bounds
     from fastndcg._scan import column_stats
-    from fastndcg.trec import _check_unique_pairs
+    from fastndcg.trec import _check_unique_pairs, _document_ids
 
     for dtype in (np.int64, np.int8, np.float64, np.float32):
         column_stats(np.zeros(rows, dtype=dtype), use_numba=True)
     for dtype in (np.int64, np.int32, np.float64):
         run_bounds(np.zeros(2, dtype=dtype), use_numba=True)
-    _check_unique_pairs(pa.table({"qid": ["q"], "docid": ["a"]}), "run", use_numba=True)
+    run = pa.table({"qid": ["q"], "docid": ["a"]})
+    _, ids = _document_ids(run.column("docid"), run.column("docid"), use_numba=True)
+    _check_unique_pairs(run, ids, "run", use_numba=True)
 
 
 def cache_dir() -> str:

@@ -11,6 +11,7 @@ comments):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -144,24 +145,22 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
     return pa.table(arrays, names=wanted)
 
 
-def _check_unique_pairs(table: pa.Table, kind: str, use_numba: bool) -> tuple:
+def _check_unique_pairs(table: pa.Table, ids: _DocumentIds, kind: str, use_numba: bool) -> tuple:
     """Raise a ValueError when a (query, document) pair appears twice in ``table``.
 
-    Returns the codes it made, ``((query runs), queries, document, documents)`` (see
-    :func:`_query_runs` and :func:`_codes`).
+    ``ids`` are the table's document ids (see :func:`_document_ids`). Returns the query codes it
+    made, ``((run_query, run_length), queries)`` (see :func:`_query_runs`).
     """
     (run_query, run_length), queries = _query_runs(table.column("qid"))
-    document, documents = _codes(table.column("docid"))
     offsets, order = _group_runs(run_query, run_length, len(queries))
-    grouped = document if order is None else document[order]
     no_judgments = np.zeros(offsets.size, dtype=np.int64)
-    no_documents = np.zeros(0, dtype=document.dtype)
-    _, repeated = _match(offsets, grouped, no_judgments, no_documents, np.zeros(0), use_numba)
+    no_rows = np.zeros(0, dtype=np.int64)
+    _, repeated = _match(offsets, order, ids, no_judgments, no_rows, ids, np.zeros(0), use_numba)
     if repeated >= 0:
         row = int(repeated if order is None else order[repeated])
         run = int(np.searchsorted(np.cumsum(run_length), row, side="right"))
-        raise _repeated_pair(kind, documents[int(document[row])], queries[int(run_query[run])])
-    return (run_query, run_length), queries, document, documents
+        raise _repeated_pair(kind, ids.column[row], queries[int(run_query[run])])
+    return (run_query, run_length), queries
 
 
 def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar) -> ValueError:
@@ -227,8 +226,11 @@ def ndcg_run(
         _check_max_docs(max_docs, engine.ties)
     judgments_table = read_qrels(qrels)
     run_table = read_run(run)
-    judgment_codes = _check_unique_pairs(judgments_table, "qrels", engine.use_numba)
-    codes = _RunCodes.encode(run_table, judgment_codes)
+    judged_ids, run_ids = _document_ids(
+        judgments_table.column("docid"), run_table.column("docid"), engine.use_numba
+    )
+    judgment_codes = _check_unique_pairs(judgments_table, judged_ids, "qrels", engine.use_numba)
+    codes = _RunCodes.encode(run_table, run_ids, judgment_codes, judged_ids)
 
     absent = codes.absent_queries(judgments_table)
     if missing == "error" and len(absent):
@@ -242,7 +244,7 @@ def ndcg_run(
         keep = _first_ranked(run_table, codes.query, max_docs, engine, codes)
     if judged_only:
         keep = judged if keep is None else keep & judged
-    tie_key = codes.docid_descending_key() if engine.ties == "docid_desc" else None
+    tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
     if keep is not None and keep.all():
         keep = None
     if keep is not None:
@@ -280,40 +282,37 @@ def ndcg_run(
 
 
 class _RunCodes:
-    """Integer codes for a run's queries and documents, shared with the judgments.
+    """Integer codes for a run's queries, shared with the judgments, and both sides' document ids.
 
-    Query codes number the run's queries in order of first appearance; document codes index the
-    run's distinct document ids. Joining grades and finding repeated documents then work query
-    by query on integers instead of hashing pairs of strings.
+    Query codes number the run's queries in order of first appearance. Joining grades and
+    finding repeated documents then work query by query, comparing the document ids of one
+    query at a time (:func:`match_judgments`).
     """
 
-    def __init__(self, query_runs, queries, document, documents, qrels_query, qrels_document):
+    def __init__(self, query_runs, queries, ids, qrels_query, judged_ids):
         # runs of rows with the same query: each run's query code, and its length
         self.run_query, self.run_length = query_runs
         self.queries = queries  # distinct query ids of the run
-        self.document = document  # per run row
-        self.documents = documents  # distinct document ids of the run
+        self.ids = ids  # the run's document ids
         self.qrels_query = qrels_query  # per qrels row: its run query code, -1 if not in the run
-        self.qrels_document = qrels_document  # per qrels row: its run document code, or -1
+        self.judged_ids = judged_ids  # the judgments' document ids
         self.judged_query = np.zeros(len(queries), dtype=bool)  # per run query: has judgments
         self.judged_query[qrels_query[qrels_query >= 0]] = True
         self.n_unjudged = int((~self.judged_query).sum())
 
     @classmethod
-    def encode(cls, run: pa.Table, qrels_codes: tuple) -> _RunCodes:
-        """Codes of ``run`` and of the judgments in its terms.
+    def encode(
+        cls, run: pa.Table, ids: _DocumentIds, qrels_codes: tuple, judged_ids: _DocumentIds
+    ) -> _RunCodes:
+        """Codes of ``run`` and of the judgments' queries in its terms.
 
-        ``qrels_codes`` are the judgments' own codes (see :func:`_check_unique_pairs`); only
-        their distinct values are looked up among the run's.
+        ``qrels_codes`` are the judgments' own query codes (see :func:`_check_unique_pairs`);
+        only their distinct values are looked up among the run's.
         """
         query_runs, queries = _query_runs(run.column("qid"))
-        document, documents = _codes(run.column("docid"))
-        (judged_runs, judged_lengths), judged_queries, judged_document, judged_documents = (
-            qrels_codes
-        )
+        (judged_runs, judged_lengths), judged_queries = qrels_codes
         qrels_query = np.repeat(_positions(judged_queries, queries)[judged_runs], judged_lengths)
-        qrels_document = _positions(judged_documents, documents).astype(np.int32)[judged_document]
-        return cls(query_runs, queries, document, documents, qrels_query, qrels_document)
+        return cls(query_runs, queries, ids, qrels_query, judged_ids)
 
     @cached_property
     def query(self) -> np.ndarray:
@@ -348,26 +347,27 @@ class _RunCodes:
         Also checks that no document appears twice in a query of the run.
         """
         offsets, order = self.grouping
-        documents = self.document if order is None else self.document[order]
-        # the judgments of documents the run retrieved, grouped like the run's queries
-        judged_documents = self.qrels_document
-        judged_labels = qrels.column("grade").to_numpy()
+        # the judgments of the run's queries, grouped like them
         judged_query = self.qrels_query
-        both = (judged_query >= 0) & (judged_documents >= 0)
-        if not both.all():
-            judged_query = judged_query[both]
-            judged_documents, judged_labels = judged_documents[both], judged_labels[both]
+        rows = np.flatnonzero(judged_query >= 0)
+        if rows.size < judged_query.size:
+            judged_query = judged_query[rows]
         judged_offsets, _, grouping = group_codes(judged_query, range(offsets.size - 1))
         if grouping is not None:  # not already in the run's order
-            judged_documents, judged_labels = judged_documents[grouping], judged_labels[grouping]
+            rows = rows[grouping]
         labels, duplicate = _match(
-            offsets, documents, judged_offsets, judged_documents, judged_labels, use_numba
+            offsets,
+            order,
+            self.ids,
+            judged_offsets,
+            rows,
+            self.judged_ids,
+            qrels.column("grade").to_numpy(),
+            use_numba,
         )
         if duplicate >= 0:
             row = int(duplicate if order is None else order[duplicate])
-            raise _repeated_pair(
-                "run", self.documents[int(self.document[row])], self.queries[int(self.query[row])]
-            )
+            raise _repeated_pair("run", self.ids.column[row], self.queries[int(self.query[row])])
         if order is not None:
             labels[order] = labels.copy()
         judged = labels >= 0  # NaN (unjudged) is not
@@ -397,48 +397,147 @@ class _RunCodes:
             grades = grades[order]
         return offsets, np.maximum(grades, 0.0)
 
-    def docid_descending_key(self) -> np.ndarray:
-        """Per run row, the rank of its document id in descending byte order (trec_eval's ties)."""
-        order = pc.array_sort_indices(self.documents.cast(pa.binary()), order="descending")
-        rank = np.empty(len(self.documents), dtype=np.int64)
-        rank[order.to_numpy()] = np.arange(len(self.documents), dtype=np.int64)
-        return rank[self.document]
+    def docid_descending_key(self, use_numba: bool) -> np.ndarray:
+        """Per run row, the place of its document id in descending byte order (trec_eval's ties).
+
+        Only the order within each query counts: with Numba, each query's ids are sorted on
+        their own; the NumPy codes already number all ids in that order.
+        """
+        if not use_numba:
+            return self.ids.codes
+        from fastndcg._kernels import descending_id_ranks
+
+        offsets, order = self.grouping
+        ranks = np.empty(len(self.ids.column), dtype=np.int64)
+        order = _NO_ORDER if order is None else order
+        _by_query_chunks(
+            offsets,
+            lambda q0, q1: descending_id_ranks(
+                q0, q1, offsets, order, self.ids.bounds, self.ids.data, ranks
+            ),
+        )
+        return ranks
 
 
-def _match(offsets, documents, judged_offsets, judged_documents, judged_labels, use_numba):
-    """Labels of the run rows grouped by query, and a repeated run row (-1 if none)."""
-    labels = judged_labels.astype(np.float64)
-    if not use_numba:
-        from fastndcg._numpy import match_judgments
+_NO_ORDER = np.zeros(0, dtype=np.int64)  # rows already grouped by query
 
-        return match_judgments(offsets, documents, judged_offsets, judged_documents, labels)
+
+@dataclass(frozen=True)
+class _DocumentIds:
+    """The document ids of a run or of judgments, as the join compares them.
+
+    With Numba, their bytes: id ``r`` is ``data[bounds[r]:bounds[r + 1]]``. The NumPy join
+    compares integer codes (``codes``) instead, shared by the run and the judgments and
+    numbered in descending byte order of the ids (so they also give trec_eval's tie order).
+    """
+
+    column: pa.ChunkedArray  # the ids, for messages
+    bounds: np.ndarray | None = None
+    data: np.ndarray | None = None
+    codes: np.ndarray | None = None
+
+
+def _document_ids(
+    judged: pa.ChunkedArray, run: pa.ChunkedArray, use_numba: bool
+) -> tuple[_DocumentIds, _DocumentIds]:
+    """The judgments' and the run's document ids (string columns) as the join takes them.
+
+    Numba joins each query on its own ids' bytes, so nothing is hashed globally: with millions
+    of distinct ids (a real collection) a global hash table outgrows the CPU caches and costs
+    seconds. The NumPy join needs integer codes, made by hashing every id once.
+    """
+    if use_numba:
+        return (
+            _DocumentIds(judged, *_id_bytes(judged)),
+            _DocumentIds(run, *_id_bytes(run)),
+        )
+    both = pa.chunked_array([*judged.chunks, *run.chunks], type=pa.string())
+    uniques = pc.unique(both)
+    descending = pc.array_sort_indices(uniques.cast(pa.binary()), order="descending")
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[descending.to_numpy()] = np.arange(len(uniques), dtype=np.int64)
+    codes = rank[pc.index_in(both, value_set=uniques).to_numpy()]
+    return (
+        _DocumentIds(judged, codes=codes[: len(judged)]),
+        _DocumentIds(run, codes=codes[len(judged) :]),
+    )
+
+
+def _id_bytes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """``(bounds, data)`` of a string column without nulls: value ``r`` is ``data[b[r]:b[r + 1]]``.
+
+    One buffer: the chunks' bytes are copied, unless there is one chunk.
+    """
+    bounds = np.zeros(len(column) + 1, dtype=np.int64)
+    pieces = []
+    start = 0
+    for chunk in column.chunks:
+        n = len(chunk)
+        if n == 0:
+            continue
+        _, offsets_buffer, data_buffer = chunk.buffers()
+        width = np.int32 if pa.types.is_string(chunk.type) else np.int64
+        offsets = np.frombuffer(offsets_buffer, dtype=width)[chunk.offset : chunk.offset + n + 1]
+        bounds[start + 1 : start + n + 1] = offsets[1:] - offsets[0] + bounds[start]
+        if data_buffer is not None:
+            pieces.append(np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]])
+        start += n
+    if len(pieces) == 1:
+        return bounds, pieces[0]
+    return bounds, np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8)
+
+
+def _by_query_chunks(offsets: np.ndarray, work) -> list:
+    """``work(q0, q1)`` over chunks of queries of about equal rows, on fastndcg's threads."""
     import numba
 
     from fastndcg._backends import chunk_bounds
-    from fastndcg._kernels import match_judgments
     from fastndcg._scan import run_chunks
 
     threads = numba.get_num_threads()
     bounds = chunk_bounds(offsets, 4 * threads)
-    out = np.empty(documents.size)
-    duplicates = np.full(bounds.size - 1, -1, dtype=np.int64)
+    return run_chunks(lambda c: work(bounds[c], bounds[c + 1]), bounds.size - 1, threads)
 
-    def run_chunk(c: int) -> None:
+
+def _match(offsets, order, ids, judged_offsets, judged_rows, judged_ids, judged_labels, use_numba):
+    """Labels of the run rows grouped by query (NaN: unjudged), and a repeated position (-1).
+
+    Position ``p`` of the CSR ``offsets`` is run row ``order[p]`` (``order`` None: row ``p``);
+    position ``p`` of ``judged_offsets`` is judgment ``judged_rows[p]``.
+    """
+    labels = np.asarray(judged_labels, dtype=np.float64)
+    if not use_numba:
+        from fastndcg._numpy import match_judgments
+
+        documents = ids.codes if order is None else ids.codes[order]
+        judged = judged_ids.codes[judged_rows]
+        return match_judgments(offsets, documents, judged_offsets, judged, labels[judged_rows])
+    from fastndcg._kernels import match_judgments
+
+    out = np.empty(len(ids.column))
+    order = _NO_ORDER if order is None else order
+
+    def join(q0: int, q1: int) -> int:
+        duplicate = np.full(1, -1, dtype=np.int64)
         match_judgments(
-            bounds[c],
-            bounds[c + 1],
+            q0,
+            q1,
             offsets,
-            documents,
+            order,
+            ids.bounds,
+            ids.data,
             judged_offsets,
-            judged_documents,
+            judged_rows,
+            judged_ids.bounds,
+            judged_ids.data,
             labels,
             out,
-            duplicates[c : c + 1],
+            duplicate,
         )
+        return int(duplicate[0])
 
-    run_chunks(run_chunk, bounds.size - 1, threads)
-    found = duplicates[duplicates >= 0]
-    return out, int(found.min()) if found.size else -1
+    found = [d for d in _by_query_chunks(offsets, join) if d >= 0]
+    return out, min(found) if found else -1
 
 
 def _run_heads(values: pa.ChunkedArray) -> tuple[pa.ChunkedArray, np.ndarray]:
@@ -541,7 +640,10 @@ def _first_ranked(
     """
     n = run.num_rows
     scores = engine.held(run.column("score").to_numpy())
-    tie = codes.docid_descending_key() if engine.ties == "docid_desc" else np.arange(n)
+    if engine.ties == "docid_desc":
+        tie = codes.docid_descending_key(engine.use_numba)
+    else:
+        tie = np.arange(n)
     order = np.lexsort((tie, -scores, query))
     grouped = query[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])

@@ -75,12 +75,22 @@ def read_columns(path: Path, batch_rows: int) -> int:
     return rows
 
 
+COLLECTION = 8_841_823  # documents to draw ids from: the size of MS MARCO's passage collection
+
+
 def write_trec(folder: Path, queries: int, seed: int) -> tuple[Path, Path, int]:
-    """A run (every document, score order irrelevant) and qrels (the documents with grade > 0)."""
+    """A run (every document, score order irrelevant) and qrels (the documents with grade > 0).
+
+    Document ids spread over a collection of :data:`COLLECTION` documents (row ``r`` gets
+    ``D{r * 2654435761 % COLLECTION}``: distinct within each query, most of them distinct in
+    the run), as in a real run; ids repeated across queries would flatter the join.
+    """
     data = make_synthetic(queries, seed=seed)
-    position = np.arange(data.n_rows) - np.repeat(data.offsets[:-1], np.diff(data.offsets))
+    rows = np.arange(data.n_rows, dtype=np.int64)
+    position = rows - np.repeat(data.offsets[:-1], np.diff(data.offsets))
     qid = pa.array(data.qid()).cast(pa.string())
-    docid = pc.binary_join_element_wise("d", pa.array(position).cast(pa.string()), "")
+    document = rows * 2654435761 % COLLECTION
+    docid = pc.binary_join_element_wise("D", pa.array(document).cast(pa.string()), "")
     options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     run = pa.table(
         {

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import SHARED_DATA
+from conftest import NUMBA_BLOCKED, SHARED_DATA
 from reference import Item, reference_ndcg
 
 import fastndcg
@@ -27,16 +27,28 @@ def trec_eval_values(path, measure):
 
 
 def reference_run(qrels_path, run_path, k, missing="zero"):
-    """The oracle on a TREC pair: docid-descending ties, linear gain, ideal from all judgments."""
-    judged = {}
+    """The oracle on a TREC pair of files (see :func:`reference_join`)."""
+    judgments = []
     for line in qrels_path.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             qid, _, doc, grade = line.split()[:4]
-            judged.setdefault(qid, {})[doc] = max(float(grade), 0.0)
-    runs = {}
+            judgments.append((qid, doc, float(grade)))
+    run = []
     for line in run_path.read_text().splitlines():
         qid, _, doc, _, score = line.split()[:5]
-        runs.setdefault(qid, []).append((doc, float(score)))
+        run.append((qid, doc, float(score)))
+    return reference_join(judgments, run, k, missing)
+
+
+def reference_join(judgments, run, k, missing="zero"):
+    """The oracle on (qid, docid, grade) and (qid, docid, score) rows: docid-descending ties,
+    linear gain, ideal from all judgments."""
+    judged = {}
+    for qid, doc, grade in judgments:
+        judged.setdefault(qid, {})[doc] = max(grade, 0.0)
+    runs = {}
+    for qid, doc, score in run:
+        runs.setdefault(qid, []).append((doc, score))
     qids = [q for q in runs if q in judged] + (
         [q for q in judged if q not in runs] if missing == "zero" else []
     )
@@ -311,6 +323,81 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed, missing):
                 zero_idcg="zero",
             )
             np.testing.assert_allclose(value, expected.per_query[0], rtol=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_document_ids_are_joined_and_ordered_by_their_bytes(backend, seed):
+    """Ids that are prefixes of each other, multi-byte characters and the empty id join exactly,
+    and tied scores follow the ids' descending byte order; the columns come in sliced chunks."""
+    ids = ["", "a", "ab", "abc", "a\u00e9", "b", "e", "\u00e9", "z", "zz", "Z", "\u4e2d", "a b"]
+    rng = np.random.default_rng(seed)
+    run = [
+        (f"q{q}", str(doc), float(rng.integers(0, 2)))  # few score levels: many ties
+        for q in range(6)
+        for doc in rng.choice(ids, rng.integers(1, len(ids) + 1), replace=False)
+    ]
+    judgments = [
+        (f"q{q}", str(doc), float(rng.integers(-1, 4)))
+        for q in range(1, 8)
+        for doc in rng.choice(ids, 6, replace=False)
+    ]
+
+    def sliced_table(rows, names):
+        columns = {}
+        for name, values in zip(names, zip(*rows, strict=True), strict=True):
+            array = pa.array(values)
+            cut = int(rng.integers(0, len(values) + 1))
+            columns[name] = pa.chunked_array([array.slice(0, cut), array.slice(cut)])
+        return pa.table(columns)
+
+    result = fastndcg.ndcg_run(
+        sliced_table(judgments, ("qid", "docid", "grade")),
+        sliced_table(run, ("qid", "docid", "score")),
+        k=[1, 3, None],
+        gain="linear",
+        ties="docid_desc",
+        zero_idcg="zero",
+        backend=backend,
+    )
+    qids, expected = reference_join(judgments, run, (1, 3, None))
+    assert list(result.query_ids) == qids
+    np.testing.assert_allclose(result.per_query, np.array(expected.ndcg), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(NUMBA_BLOCKED, reason="needs numba")
+def test_the_join_tells_ids_apart_when_their_hashes_collide(monkeypatch):
+    """With every id hashing alike, each query's table still tells ids apart by their bytes."""
+    from fastndcg import _kernels
+    from fastndcg.trec import _id_bytes
+
+    monkeypatch.setattr(_kernels, "_id_hash", lambda data, a, b: np.uint64(7))
+    join = _kernels.match_judgments.py_func  # the Python function sees the patched hash
+    judged_bounds, judged_data = _id_bytes(pa.chunked_array([["a", "ab", "b", "ab"]]))
+    judged_labels = np.array([1.0, 2.0, 3.0, 9.0])  # the repeated "ab" keeps its first label
+    for run_ids, labels, repeated in [
+        (["ab", "a", "c", "b", "abc"], [2.0, 1.0, np.nan, 3.0, np.nan], -1),
+        (["a", "ab", "a"], [1.0, 2.0, 1.0], 2),
+    ]:
+        bounds, data = _id_bytes(pa.chunked_array([run_ids]))
+        out = np.empty(len(run_ids))
+        duplicate = np.full(1, -1, dtype=np.int64)
+        join(
+            0,
+            1,
+            np.array([0, len(run_ids)]),
+            np.zeros(0, dtype=np.int64),
+            bounds,
+            data,
+            np.array([0, 4]),
+            np.arange(4),
+            judged_bounds,
+            judged_data,
+            judged_labels,
+            out,
+            duplicate,
+        )
+        np.testing.assert_array_equal(out, labels)
+        assert duplicate[0] == repeated
 
 
 def test_run_heads_across_chunks_and_returning_queries():

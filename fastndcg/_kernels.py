@@ -1252,19 +1252,35 @@ def match_judgments(
             labels[s + t] = values[slot]
 
 
+@njit(cache=True, _nrt=False)
+def _id_prefix(data, a, b):
+    """The first 8 bytes of ``data[a:b]`` as a big-endian integer, zero-padded.
+
+    Ids whose integers differ compare as the integers do; equal ones must compare their bytes.
+    """
+    key = np.uint64(0)
+    for i in range(8):
+        byte = np.uint64(data[a + i]) if a + i < b else np.uint64(0)
+        key = (key << np.uint64(8)) | byte
+    return key
+
+
 @njit(cache=True, nogil=True)
 def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
     """``ranks[row]`` = place of the row's document id in its query, in descending byte order.
 
     For the rows of queries ``q0:q1`` (grouped as in :func:`match_judgments`); the ids of a
-    query are distinct. A bottom-up merge sort of the query's rows, comparing ids byte by byte
-    (:func:`_compare_ids`). trec_eval breaks score ties this way; only the order within a
-    query matters, so no id is compared with another query's.
+    query are distinct. A bottom-up merge sort of the query's rows by the integer of each id's
+    first 8 bytes (:func:`_id_prefix`), comparing the whole ids byte by byte only when those
+    agree (:func:`_compare_ids`). trec_eval breaks score ties this way; only the order within
+    a query matters, so no id is compared with another query's.
     """
     longest = 1
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
-    src = np.empty(longest, dtype=np.int64)
+    rows = np.empty(longest, dtype=np.int64)
+    prefix = np.empty(longest, dtype=np.uint64)
+    src = np.empty(longest, dtype=np.int64)  # positions in the query, sorted in runs
     dst = np.empty(longest, dtype=np.int64)
     b = bounds
     grouped = order.size == 0
@@ -1272,7 +1288,10 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
         s = offsets[q]
         n = offsets[q + 1] - s
         for t in range(n):
-            src[t] = s + t if grouped else order[s + t]
+            row = s + t if grouped else order[s + t]
+            rows[t] = row
+            prefix[t] = _id_prefix(data, b[row], b[row + 1])
+            src[t] = t
         a_buf, b_buf = src, dst
         width = 1
         while width < n:
@@ -1286,7 +1305,13 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
                     x = a_buf[i]
                     y = a_buf[j]
                     # the larger id goes first; equal ones (none in a query) keep their order
-                    if _compare_ids(data, b[y], b[y + 1], data, b[x], b[x + 1]) > 0:
+                    if prefix[y] != prefix[x]:
+                        right = prefix[y] > prefix[x]
+                    else:
+                        u = rows[x]
+                        v = rows[y]
+                        right = _compare_ids(data, b[v], b[v + 1], data, b[u], b[u + 1]) > 0
+                    if right:
                         b_buf[o] = y
                         j += 1
                     else:
@@ -1304,4 +1329,4 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
             a_buf, b_buf = b_buf, a_buf
             width *= 2
         for t in range(n):
-            ranks[a_buf[t]] = t
+            ranks[rows[a_buf[t]]] = t

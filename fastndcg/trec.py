@@ -466,25 +466,16 @@ def _document_ids(
 def _id_bytes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """``(bounds, data)`` of a string column without nulls: value ``r`` is ``data[b[r]:b[r + 1]]``.
 
-    One buffer: the chunks' bytes are copied, unless there is one chunk.
+    Arrow combines the chunks into one buffer (with 64-bit offsets: no 2 GiB limit), in its own
+    memory pool, which reuses what the CSV reader freed; both arrays are views of it.
     """
-    bounds = np.zeros(len(column) + 1, dtype=np.int64)
-    pieces = []
-    start = 0
-    for chunk in column.chunks:
-        n = len(chunk)
-        if n == 0:
-            continue
-        _, offsets_buffer, data_buffer = chunk.buffers()
-        width = np.int32 if pa.types.is_string(chunk.type) else np.int64
-        offsets = np.frombuffer(offsets_buffer, dtype=width)[chunk.offset : chunk.offset + n + 1]
-        bounds[start + 1 : start + n + 1] = offsets[1:] - offsets[0] + bounds[start]
-        if data_buffer is not None:
-            pieces.append(np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]])
-        start += n
-    if len(pieces) == 1:
-        return bounds, pieces[0]
-    return bounds, np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8)
+    combined = column.cast(pa.large_string()).combine_chunks()
+    n = len(combined)
+    _, offsets, data = combined.buffers()
+    if offsets is None:  # no values
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    bounds = np.frombuffer(offsets, dtype=np.int64)[combined.offset : combined.offset + n + 1]
+    return bounds, np.zeros(0, dtype=np.uint8) if data is None else np.frombuffer(data, np.uint8)
 
 
 def _by_query_chunks(offsets: np.ndarray, work) -> list:

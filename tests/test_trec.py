@@ -61,7 +61,7 @@ def reference_join(judgments, run, k, missing="zero"):
             row += 1
         queries.append(items)
         ideal.append(list(judged[q].values()))
-    key = [keys[r] + (0,) * 200 for r in range(row)]  # pad: "ab" > "a" in byte order
+    key = [keys[r] + (1,) * 200 for r in range(row)]  # pad above -0: "a\x00" > "a" > ""
     result = reference_ndcg(
         queries,
         k=k,
@@ -327,19 +327,21 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed, missing):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_document_ids_are_joined_and_ordered_by_their_bytes(backend, seed):
-    """Ids that are prefixes of each other, multi-byte characters and the empty id join exactly,
-    and tied scores follow the ids' descending byte order; the columns come in sliced chunks."""
-    ids = ["", "a", "ab", "abc", "a\u00e9", "b", "e", "\u00e9", "z", "zz", "Z", "\u4e2d", "a b"]
+    """Ids that are prefixes of each other, share their first 8 bytes, hold multi-byte
+    characters or are empty join exactly, and tied scores follow the ids' descending byte
+    order; the columns come in sliced chunks."""
+    ids = ["", "a", "a\x00", "ab", "abc", "a\u00e9", "b", "e", "\u00e9", "z", "zz", "Z", "\u4e2d"]
+    ids += ["a b", "msmarco_doc_1", "msmarco_doc_10", "msmarco_doc_2"]  # 8 bytes alike
     rng = np.random.default_rng(seed)
     run = [
-        (f"q{q}", str(doc), float(rng.integers(0, 2)))  # few score levels: many ties
+        (f"q{q}", ids[d], float(rng.integers(0, 2)))  # few score levels: many ties
         for q in range(6)
-        for doc in rng.choice(ids, rng.integers(1, len(ids) + 1), replace=False)
+        for d in rng.choice(len(ids), rng.integers(1, len(ids) + 1), replace=False)
     ]
     judgments = [
-        (f"q{q}", str(doc), float(rng.integers(-1, 4)))
+        (f"q{q}", ids[d], float(rng.integers(-1, 4)))
         for q in range(1, 8)
-        for doc in rng.choice(ids, 6, replace=False)
+        for d in rng.choice(len(ids), 6, replace=False)
     ]
 
     def sliced_table(rows, names):

@@ -238,10 +238,11 @@ def _ideal_block(plan, queries, width, lengths, idcg) -> None:
 
 
 def match_judgments(offsets, documents, judged_offsets, judged_documents, judged_labels):
-    """Twin of ``_kernels.match_judgments``.
+    """Twin of ``_kernels.match_judgments``, on integer document codes instead of id bytes.
 
-    Returns the labels of the run rows (NaN when unjudged) and the first run row whose document
-    repeats within its query (-1 when none).
+    Run rows and judgments come grouped by query (CSR ``offsets``/``judged_offsets``). Returns
+    the labels of the run rows (NaN when unjudged) and the first run row whose document repeats
+    within its query (-1 when none).
     """
     n_queries = offsets.size - 1
     width = int(max(documents.max(initial=-1), judged_documents.max(initial=-1))) + 1

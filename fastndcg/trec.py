@@ -560,11 +560,11 @@ def _run_heads(values: pa.ChunkedArray) -> tuple[pa.ChunkedArray, np.ndarray]:
 def _query_runs(values: pa.ChunkedArray) -> tuple[tuple[np.ndarray, np.ndarray], pa.Array]:
     """Runs of equal consecutive query ids: ((each run's code, its length), distinct ids).
 
-    Codes are those of :func:`_codes` (as int64, for grouping), hashing one value per run.
+    Codes (int64) number the distinct ids by first appearance; one value per run is hashed.
     """
     heads, lengths = _run_heads(values)
-    codes, uniques = _codes(heads)
-    return (codes.astype(np.int64), lengths), uniques
+    uniques = pc.unique(heads)
+    return (_positions(heads, uniques), lengths), uniques
 
 
 def _group_runs(
@@ -592,23 +592,6 @@ def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray
     """Per row, the position of its query id in ``value_set`` (-1 if absent), by runs."""
     heads, lengths = _run_heads(values)
     return np.repeat(_positions(heads, value_set), lengths)
-
-
-def _codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """Codes (int32, by first appearance) and the distinct values of a string column.
-
-    Two linear hash passes: the distinct values, then each row's position among them. (Arrow's
-    dictionary encoding of a column of many chunks gives every chunk a copy of the dictionary
-    grown so far, which is quadratic when the distinct values are many.) The codes stay in
-    Arrow's int32: half the memory of int64 for a code per row.
-    """
-    uniques = pc.unique(values)
-    codes = np.empty(len(values), dtype=np.int32)  # one allocation: large ones are costly
-    start = 0
-    for chunk in pc.index_in(values, value_set=uniques).chunks:
-        codes[start : start + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
-        start += len(chunk)
-    return codes, uniques
 
 
 def _check_max_docs(max_docs: Any, ties: str) -> None:

@@ -97,11 +97,10 @@ def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
     types.update(value)
     convert = pacsv.ConvertOptions(include_columns=wanted, column_types=types)
     read = pacsv.ReadOptions(column_names=list(names), block_size=1 << 24)
-    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False)
     with path.open("rb") as f:
-        head = f.read(_SNIFF_BYTES)
-    tidy = b"\t" not in head and b"  " not in head and not re.search(rb"(^|\n)[#\s]", head)
-    if tidy:
+        delimiter = _delimiter(f.read(_SNIFF_BYTES))
+    if delimiter is not None:
+        parse = pacsv.ParseOptions(delimiter=delimiter, quote_char=False)
         try:
             return pacsv.read_csv(
                 path, read_options=read, parse_options=parse, convert_options=convert
@@ -109,6 +108,22 @@ def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
         except pa.ArrowInvalid:
             pass  # irregular lines further down: read line by line
     return _read_loose(path, kind, names, wanted, value)
+
+
+def _delimiter(head: bytes) -> str | None:
+    """The one separator of a regular file's first bytes, a space or a tab; None if irregular.
+
+    Regular: single spaces or single tabs (not both) between fields, no comment, blank or
+    indented line. Irregular files are read line by line (:func:`_read_loose`), ten times
+    slower; MS MARCO's qrels, for one, are tab-separated and regular.
+    """
+    if re.search(rb"(^|\n)[#\s]", head):
+        return None
+    tab, space = b"\t" in head, b" " in head
+    if tab == space:
+        return None
+    separator = b"\t" if tab else b" "
+    return None if separator * 2 in head else separator.decode()
 
 
 def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:

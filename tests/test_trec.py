@@ -138,6 +138,28 @@ def test_comments_tabs_and_trailing_fields_are_read():
     assert read_run(TREC / "results.trunc").num_rows > 0  # lines with text after the tag
 
 
+@pytest.mark.parametrize("separator", [" ", "\t"])
+def test_regular_files_take_arrows_reader(tmp_path, monkeypatch, separator):
+    """Files with one space or one tab between fields are read by pyarrow's CSV reader, to the
+    same table as line by line; irregular lines past the sniffed head fall back to that."""
+    from fastndcg import trec
+
+    lines = [separator.join((f"q{i // 7}", "0", f"d{i}", str(i % 3))) for i in range(20_000)]
+    regular = tmp_path / "regular.qrels"
+    regular.write_text("\n".join(lines) + "\n")
+    mixed = tmp_path / "mixed.qrels"  # past the 64 KiB sniffed: other separators, a comment
+    mixed.write_text("\n".join(lines) + "\nq9  0 x\t2\n# the end\n")
+    expected = trec._read_loose(regular, "qrels", trec.QRELS_COLUMNS, ["qid", "docid", "grade"], {})
+    assert expected.num_rows == 20_000
+    with monkeypatch.context() as patched:
+        patched.setattr(trec, "_read_loose", None)  # any line-by-line read would fail
+        table = read_qrels(regular)
+    assert table.column("docid").to_pylist() == expected.column("docid").to_pylist()
+    assert table.column("grade").to_pylist() == [float(i % 3) for i in range(20_000)]
+    table = read_qrels(mixed)
+    assert table.num_rows == 20_001 and table.column("docid")[-1].as_py() == "x"
+
+
 def test_tables_unjudged_documents_and_negative_judgments(backend):
     qrels = pa.table(
         {"qid": ["a", "a", "a", "b"], "docid": ["d1", "d2", "d3", "d9"], "grade": [2, -1, 1, 1]}

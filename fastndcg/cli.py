@@ -272,7 +272,10 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, tuple[Any, ...], dic
             raise InputError("TREC scoring needs --qrels and at least one --run")
         if args.predictions:
             raise InputError("give either prediction files or --qrels/--run, not both")
-        return [(run, "ndcg_run", (args.qrels, run), {}) for run in args.run]
+        from fastndcg.trec import read_qrels
+
+        qrels = read_qrels(args.qrels)  # parsed once for every run
+        return [(run, "ndcg_run", (qrels, run), {}) for run in args.run]
     if not args.predictions:
         raise InputError("nothing to score: give a predictions file, or --qrels and --run")
     columns = dict(qid=args.qid, grade=args.grade, score=args.score or None)

@@ -93,6 +93,31 @@ def test_score_several_trec_runs_and_per_query_file(tmp_path):
     assert pacsv.read_csv(csv_path).num_rows == 6
 
 
+def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys):
+    """In process: the qrels file is parsed once, not once per run, and each run scores the
+    same as on its own."""
+    from fastndcg import cli as command
+    from fastndcg import trec
+
+    read = trec._read_text
+    kinds = []
+
+    def counting(path, kind, *rest):
+        kinds.append(kind)
+        return read(path, kind, *rest)
+
+    monkeypatch.setattr(trec, "_read_text", counting)
+    runs = [TREC / "results.test", TREC / "results.trunc", TREC / "results.test"]
+    argv = ["score", "--qrels", TREC / "qrels.test", "--format", "json", "-k", "10"]
+    argv += [arg for run in runs for arg in ("--run", run)]
+    assert command.main(list(map(str, argv))) == 0
+    assert kinds.count("qrels") == 1 and kinds.count("run") == 3
+    rows = json.loads(capsys.readouterr().out)
+    alone = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", k=10)
+    assert rows[1]["ndcg@10"] == pytest.approx(float(alone), rel=1e-12)
+    assert rows[0]["ndcg@10"] == rows[2]["ndcg@10"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

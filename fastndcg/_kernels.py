@@ -1199,8 +1199,10 @@ def match_judgments(
         js = judged_offsets[q]
         m = judged_offsets[q + 1] - js
         size = 2
+        shift = np.uint64(63)  # 64 - log2(size): the slot is the high bits of hash * _GOLDEN
         while size < 2 * (n + m):
             size *= 2
+            shift -= np.uint64(1)
         mask = np.uint64(size - 1)
         entry[:size] = -1
         for t in range(m):
@@ -1208,7 +1210,7 @@ def match_judgments(
             a = judged_bounds[r]
             b = judged_bounds[r + 1]
             h = _id_hash(judged_data, a, b)
-            slot = h & mask
+            slot = (h * _GOLDEN) >> shift  # FNV-1a low bits mix poorly
             while entry[slot] != -1:
                 if hashes[slot] == h:
                     other = judged_rows[js + entry[slot]]
@@ -1227,7 +1229,7 @@ def match_judgments(
             a = bounds[r]
             b = bounds[r + 1]
             h = _id_hash(data, a, b)
-            slot = h & mask
+            slot = (h * _GOLDEN) >> shift  # FNV-1a low bits mix poorly
             while entry[slot] != -1:
                 if hashes[slot] == h:
                     e = entry[slot]

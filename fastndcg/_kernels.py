@@ -1127,7 +1127,11 @@ def compiled_codes():
 
 @njit(cache=True, _nrt=False)
 def _id_hash(data, a, b):
-    """FNV-1a hash of the bytes ``data[a:b]`` (a document id)."""
+    """FNV-1a hash of the bytes ``data[a:b]`` (a document id).
+
+    Its low bits see only the low bits of each byte: tables take the high bits of
+    ``hash * _GOLDEN``.
+    """
     h = np.uint64(0xCBF29CE484222325)
     for i in range(a, b):
         h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
@@ -1210,7 +1214,7 @@ def match_judgments(
             a = judged_bounds[r]
             b = judged_bounds[r + 1]
             h = _id_hash(judged_data, a, b)
-            slot = (h * _GOLDEN) >> shift  # FNV-1a low bits mix poorly
+            slot = (h * _GOLDEN) >> shift
             while entry[slot] != -1:
                 if hashes[slot] == h:
                     other = judged_rows[js + entry[slot]]
@@ -1229,7 +1233,7 @@ def match_judgments(
             a = bounds[r]
             b = bounds[r + 1]
             h = _id_hash(data, a, b)
-            slot = (h * _GOLDEN) >> shift  # FNV-1a low bits mix poorly
+            slot = (h * _GOLDEN) >> shift
             while entry[slot] != -1:
                 if hashes[slot] == h:
                     e = entry[slot]
@@ -1272,10 +1276,11 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
     """``ranks[row]`` = place of the row's document id in its query, in descending byte order.
 
     For the rows of queries ``q0:q1`` (grouped as in :func:`match_judgments`); the ids of a
-    query are distinct. A bottom-up merge sort of the query's rows by the integer of each id's
-    first 8 bytes (:func:`_id_prefix`), comparing the whole ids byte by byte only when those
-    agree (:func:`_compare_ids`). trec_eval breaks score ties this way; only the order within
-    a query matters, so no id is compared with another query's.
+    query are distinct. A bottom-up merge sort of the query's rows by the integer of 8 bytes of
+    each id (:func:`_id_prefix`), those after the bytes all the query's ids start with,
+    comparing the whole ids byte by byte only when those integers agree
+    (:func:`_compare_ids`). trec_eval breaks score ties this way; only the order within a
+    query matters, so no id is compared with another query's.
     """
     longest = 1
     for q in range(q0, q1):
@@ -1290,10 +1295,22 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
         s = offsets[q]
         n = offsets[q + 1] - s
         for t in range(n):
-            row = s + t if grouped else order[s + t]
-            rows[t] = row
-            prefix[t] = _id_prefix(data, b[row], b[row + 1])
+            rows[t] = s + t if grouped else order[s + t]
             src[t] = t
+        # the bytes all ids of the query start with ("msmarco_passage_..."): the integers
+        # start after them
+        common = 0
+        if n > 0:
+            first = b[rows[0]]
+            common = b[rows[0] + 1] - first
+            for t in range(1, n):
+                start = b[rows[t]]
+                length = min(common, b[rows[t] + 1] - start)
+                common = 0
+                while common < length and data[start + common] == data[first + common]:
+                    common += 1
+        for t in range(n):
+            prefix[t] = _id_prefix(data, b[rows[t]] + common, b[rows[t] + 1])
         a_buf, b_buf = src, dst
         width = 1
         while width < n:

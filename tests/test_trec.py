@@ -349,9 +349,9 @@ def test_join_matches_a_plain_merge_on_shuffled_tables(backend, seed, missing):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_document_ids_are_joined_and_ordered_by_their_bytes(backend, seed):
-    """Ids that are prefixes of each other, share their first 8 bytes, hold multi-byte
-    characters or are empty join exactly, and tied scores follow the ids' descending byte
-    order; the columns come in sliced chunks."""
+    """Ids that are prefixes of each other, share their first 8 bytes (or every id of their
+    query shares its first 13), hold multi-byte characters or are empty join exactly, and tied
+    scores follow the ids' descending byte order; the columns come in sliced chunks."""
     ids = ["", "a", "a\x00", "ab", "abc", "a\u00e9", "b", "e", "\u00e9", "z", "zz", "Z", "\u4e2d"]
     ids += ["a b", "msmarco_doc_1", "msmarco_doc_10", "msmarco_doc_2"]  # 8 bytes alike
     rng = np.random.default_rng(seed)
@@ -360,11 +360,16 @@ def test_document_ids_are_joined_and_ordered_by_their_bytes(backend, seed):
         for q in range(6)
         for d in rng.choice(len(ids), rng.integers(1, len(ids) + 1), replace=False)
     ]
+    # a query whose ids all start with the same 13 bytes, one of them no more than those
+    alike = ["msmarco_doc_0", "msmarco_doc_00", "msmarco_doc_01", "msmarco_doc_0123456789_b"]
+    alike += ["msmarco_doc_0123456789_a", "msmarco_doc_0123456789", "msmarco_doc_09"]
+    run += [("q_alike", alike[d], float(rng.integers(0, 2))) for d in rng.permutation(7)]
     judgments = [
         (f"q{q}", ids[d], float(rng.integers(-1, 4)))
         for q in range(1, 8)
         for d in rng.choice(len(ids), 6, replace=False)
     ]
+    judgments += [("q_alike", doc, float(rng.integers(0, 4))) for doc in alike]
 
     def sliced_table(rows, names):
         columns = {}

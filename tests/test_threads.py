@@ -50,6 +50,37 @@ def test_bit_identical_for_every_thread_count(options):
         np.testing.assert_array_equal(results[0].mean, other.mean)
 
 
+def test_ndcg_run_is_bit_identical_for_every_thread_count():
+    """The per-query joins and id sorts of ndcg_run, and the repeated pair it names."""
+    import numba
+    import pyarrow as pa
+
+    offsets, grades, scores = skewed_data(n_queries=3000)
+    rng = np.random.default_rng(1)
+    qid = np.repeat(np.arange(offsets.size - 1), np.diff(offsets)).astype(str)
+    docid = np.char.add("msmarco_passage_", rng.permutation(offsets[-1]).astype(str))
+    run = pa.table({"qid": qid, "docid": docid, "score": scores})
+    judged = grades > 0
+    qrels = pa.table({"qid": qid[judged], "docid": docid[judged], "grade": grades[judged]})
+    threads = range(1, numba.config.NUMBA_NUM_THREADS + 1)
+    results = [
+        fastndcg.ndcg_run(
+            qrels, run, k=[1, 10, None], ties="docid_desc", backend="numba", n_threads=t
+        )
+        for t in threads
+    ]
+    for other in results[1:]:
+        np.testing.assert_array_equal(results[0].per_query, other.per_query)
+    repeated = docid.copy()
+    q, q_later = np.flatnonzero(np.diff(offsets) >= 4)[[5, -5]]  # in different chunks
+    first, later = offsets[q] + 1, offsets[q_later] + 3
+    repeated[first], repeated[later] = repeated[first - 1], repeated[later - 2]
+    run = pa.table({"qid": qid, "docid": repeated, "score": scores})
+    for t in threads:
+        with pytest.raises(ValueError, match=f"document '{docid[first - 1]}' of query '{q}'"):
+            fastndcg.ndcg_run(qrels, run, backend="numba", n_threads=t)
+
+
 CHILD = """
 import json, sys
 import numpy as np

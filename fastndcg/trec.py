@@ -254,12 +254,12 @@ def ndcg_run(
             f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
         )
     grades, judged = codes.grades(judgments_table, engine.use_numba)
+    tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
     keep = None  # the run rows scored (None: every row, then nothing is copied)
     if max_docs is not None:
-        keep = _first_ranked(run_table, codes.query, max_docs, engine, codes)
+        keep = _first_ranked(run_table, codes.query, max_docs, engine, tie_key)
     if judged_only:
         keep = judged if keep is None else keep & judged
-    tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
     if keep is not None and keep.all():
         keep = None
     if keep is not None:
@@ -620,19 +620,16 @@ def _check_max_docs(max_docs: Any, ties: str) -> None:
 
 
 def _first_ranked(
-    run: pa.Table, query: np.ndarray, max_docs: int, engine: Engine, codes: _RunCodes
+    run: pa.Table, query: np.ndarray, max_docs: int, engine: Engine, tie_key: np.ndarray | None
 ) -> np.ndarray:
     """Which run rows are among the first ``max_docs`` of their query's ranking.
 
     The ranking is the one the engine scores: by score as held (``score_dtype``) descending,
-    ties by document id descending or in run order (``engine.ties``).
+    ties by ``tie_key`` (trec_eval's document id order) or, when None, in run order.
     """
     n = run.num_rows
     scores = engine.held(run.column("score").to_numpy())
-    if engine.ties == "docid_desc":
-        tie = codes.docid_descending_key(engine.use_numba)
-    else:
-        tie = np.arange(n)
+    tie = np.arange(n) if tie_key is None else tie_key
     order = np.lexsort((tie, -scores, query))
     grouped = query[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])

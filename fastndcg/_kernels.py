@@ -1349,3 +1349,68 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
             width *= 2
         for t in range(n):
             ranks[rows[a_buf[t]]] = t
+
+
+@njit(cache=True, nogil=True)
+def first_ranked(q0, q1, offsets, order, scores, tie_key, max_docs, keep):
+    """``keep[row] = True`` for the first ``max_docs`` rows of each query ``q0:q1``'s ranking.
+
+    Rows grouped as in :func:`match_judgments`. The ranking is by score, descending; tied
+    scores by ``tie_key`` ascending (distinct within a query), or by place in the query (run
+    order) when ``tie_key`` is empty. No query is sorted: a min-heap of the ``max_docs`` best
+    scores gives the threshold score ``T`` (the ``max_docs``-th best); rows above ``T`` are
+    kept, and among the rows at ``T`` those first in tie order, found by a second heap when
+    more of them tie than places are left. ``O(n log max_docs)`` per query of ``n`` rows.
+    """
+    longest = 1
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    heap = np.empty(min(longest, max_docs), dtype=np.float64)
+    tied = np.empty(longest, dtype=np.int64)  # rows scoring the threshold
+    grouped = order.size == 0
+    by_key = tie_key.size > 0
+    for q in range(q0, q1):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        if n <= max_docs:
+            for t in range(n):
+                keep[s + t if grouped else order[s + t]] = True
+            continue
+        for t in range(max_docs):
+            heap[t] = scores[s + t if grouped else order[s + t]]
+        for root in range(max_docs // 2 - 1, -1, -1):
+            _sift_down(heap, root, max_docs)
+        for t in range(max_docs, n):
+            value = scores[s + t if grouped else order[s + t]]
+            if value > heap[0]:
+                heap[0] = value
+                _sift_down(heap, np.int64(0), max_docs)
+        threshold = heap[0]
+        left = max_docs  # places left for the rows at the threshold
+        n_tied = 0
+        for t in range(n):
+            row = s + t if grouped else order[s + t]
+            value = scores[row]
+            if value > threshold:
+                keep[row] = True
+                left -= 1
+            elif value == threshold:
+                tied[n_tied] = row
+                n_tied += 1
+        if n_tied == left or not by_key:  # run order: the first ``left`` of them
+            for t in range(left):
+                keep[tied[t]] = True
+            continue
+        # the ``left`` smallest keys: a min-heap of negated keys (exact below 2**53)
+        for t in range(left):
+            heap[t] = -np.float64(tie_key[tied[t]])
+        for root in range(left // 2 - 1, -1, -1):
+            _sift_down(heap, root, left)
+        for t in range(left, n_tied):
+            value = -np.float64(tie_key[tied[t]])
+            if value > heap[0]:
+                heap[0] = value
+                _sift_down(heap, np.int64(0), left)
+        for t in range(n_tied):
+            if -np.float64(tie_key[tied[t]]) >= heap[0]:
+                keep[tied[t]] = True

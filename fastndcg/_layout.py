@@ -113,9 +113,9 @@ def checked_stats(
     stats = column_stats(values, use_numba, integral)
     bad = stats.first_nonfinite
     if bad >= 0:
-        kind = "NaN" if np.isnan(values[bad]) else "infinite"
+        kind = "a NaN" if np.isnan(values[bad]) else "an infinite"
         raise ValueError(
-            f"{name} has a {kind} value at {where(bad)}; "
+            f"{name} has {kind} value at {where(bad)}; "
             f"{name} must be finite: drop or fill those rows first"
         )
     return stats

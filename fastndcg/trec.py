@@ -27,6 +27,7 @@ from fastndcg._layout import (
     Layout,
     as_grade_vector,
     as_score_vector,
+    checked_stats,
     finish_layout,
     group_codes,
 )
@@ -240,6 +241,13 @@ def ndcg_run(
     if max_docs is not None:
         _check_max_docs(max_docs, engine.ties)
     judgments_table = read_qrels(qrels)
+    checked_stats(
+        judgments_table.column("grade").to_numpy(),
+        "qrels grade",
+        lambda r: f"qrels row {r}",
+        engine.use_numba,
+        integral=False,
+    )
     run_table = read_run(run)
     judged_ids, run_ids = _document_ids(
         judgments_table.column("docid"), run_table.column("docid"), engine.use_numba
@@ -257,7 +265,10 @@ def ndcg_run(
     tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
     keep = None  # the run rows scored (None: every row, then nothing is copied)
     if max_docs is not None:
-        keep = _first_ranked(run_table, codes.query, max_docs, engine, tie_key)
+        scores = run_table.column("score").to_numpy()
+        # every score takes part in the cut, so each must be finite, even one cut away
+        checked_stats(scores, "scores", lambda r: f"run row {r}", engine.use_numba, integral=False)
+        keep = _first_ranked(codes, engine.held(scores), max_docs, engine.use_numba, tie_key)
     if judged_only:
         keep = judged if keep is None else keep & judged
     if keep is not None and keep.all():
@@ -620,21 +631,34 @@ def _check_max_docs(max_docs: Any, ties: str) -> None:
 
 
 def _first_ranked(
-    run: pa.Table, query: np.ndarray, max_docs: int, engine: Engine, tie_key: np.ndarray | None
+    codes: _RunCodes, scores: np.ndarray, max_docs: int, use_numba: bool, tie_key: np.ndarray | None
 ) -> np.ndarray:
     """Which run rows are among the first ``max_docs`` of their query's ranking.
 
-    The ranking is the one the engine scores: by score as held (``score_dtype``) descending,
-    ties by ``tie_key`` (trec_eval's document id order) or, when None, in run order.
+    The ranking is the one the engine scores: by ``scores`` (as held) descending, ties by
+    ``tie_key`` (trec_eval's document id order) or, when None, in run order. With Numba, a
+    selection within each query (:func:`first_ranked`); the NumPy backend sorts the whole run.
     """
-    n = run.num_rows
-    scores = engine.held(run.column("score").to_numpy())
+    n = scores.size
+    keep = np.zeros(n, dtype=bool)
+    if use_numba:
+        from fastndcg._kernels import first_ranked
+
+        offsets, order = codes.grouping
+        order = _NO_ORDER if order is None else order
+        values = scores.astype(np.float64, copy=False)  # float32 scores keep their order and ties
+        key = _NO_ORDER if tie_key is None else tie_key
+        _by_query_chunks(
+            offsets,
+            lambda q0, q1: first_ranked(q0, q1, offsets, order, values, key, max_docs, keep),
+        )
+        return keep
+    query = codes.query
     tie = np.arange(n) if tie_key is None else tie_key
     order = np.lexsort((tie, -scores, query))
     grouped = query[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
     rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
-    keep = np.zeros(n, dtype=bool)
     keep[order[rank < max_docs]] = True
     return keep
 
@@ -667,7 +691,7 @@ def _run_layout(
         as_grade_vector(grades, "grades"),
         scores,
         query_ids,
-        lambda r: f"run row {r}",
+        lambda r: f"run row {r if keep is None else np.flatnonzero(keep)[r]}",
         use_numba,
         order,
     )

@@ -27,7 +27,7 @@ def call(**overrides):
         (
             dict(scores=[0.1, 0.2, np.inf, 0.2, 0.1]),
             ValueError,
-            "scores has a infinite value at row 2",
+            "scores has an infinite value at row 2",
         ),
         (dict(grades=[1.0, 2.0, 0.0, np.nan, 1.0]), ValueError, "grades has a NaN value at row 3"),
         (

@@ -63,6 +63,9 @@ calls = {
     "Scorer": lambda: fastndcg.Scorer(k=10)(grades[:100], scores[:100]),
     "ndcg_run": lambda: fastndcg.ndcg_run(judgments, run, k=10),
     "ndcg_run, trec_eval ties": lambda: fastndcg.ndcg_run(judgments, run, ties="docid_desc"),
+    "ndcg_run, trec_eval -M": lambda: fastndcg.ndcg_run(
+        judgments, run, ties="docid_desc", max_docs=1
+    ),
 }
 compiled = {}
 for name, call in calls.items():
@@ -101,7 +104,7 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     compiled = _compiled_around_warmup(tmp_path)
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
-    assert len(after) == 7
+    assert len(after) == 8
     assert "score_queries" not in compiled["in warmup"]
     assert {"scan_floats", "scan_integers", "run_starts"} <= set(compiled["in warmup"])
 

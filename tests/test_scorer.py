@@ -90,7 +90,7 @@ def test_scorer_ideal_max_follows_the_largest_grade_of_each_list():
     "grades, scores, message",
     [
         ([1, 0, 2], [0.3, np.nan, 0.1], "scores has a NaN value at row 1"),
-        ([1, np.inf, 2], [0.3, 0.2, 0.1], "grades has a infinite value at row 1"),
+        ([1, np.inf, 2], [0.3, 0.2, 0.1], "grades has an infinite value at row 1"),
         ([1, -1, 2], [0.3, 0.2, 0.1], "not defined for negative grades"),
         ([1, 0, 2], [0.3, 0.2], "same length"),
         (["a", "b"], [0.3, 0.2], "grades must be numeric"),

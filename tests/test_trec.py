@@ -187,14 +187,85 @@ def test_tables_unjudged_documents_and_negative_judgments(backend):
     assert judged.per_query[0, 0] == pytest.approx(2 / (2 + 1 / np.log2(3)), rel=1e-14)
 
 
-@pytest.mark.parametrize("query", ["a", "c"])  # judged, and without judgments
-def test_a_nonfinite_score_names_its_run_row(backend, query):
-    qrels = pa.table({"qid": ["a", "a"], "docid": ["d1", "d2"], "grade": [1, 0]})
+@pytest.mark.parametrize(
+    ("query", "cut"),
+    [
+        ("a", {}),  # judged
+        ("c", {}),  # without judgments
+        # the NaN row cut away, or rows before it removed (the row named is still the run's)
+        ("a", {"max_docs": 2, "ties": "stable"}),
+        ("c", {"max_docs": 2, "ties": "docid_desc"}),
+        ("a", {"judged_only": True}),
+    ],
+)
+def test_a_nonfinite_score_names_its_run_row(backend, query, cut):
+    qrels = pa.table({"qid": ["a", "a"], "docid": ["d1", "d3"], "grade": [1, 0]})
     run = pa.table(
         {"qid": ["a", "a", query], "docid": ["d1", "d2", "d3"], "score": [0.5, 0.4, np.nan]}
     )
     with pytest.raises(ValueError, match="scores has a NaN value at run row 2"):
+        fastndcg.ndcg_run(qrels, run, backend=backend, **cut)
+
+
+@pytest.mark.parametrize(("grade", "kind"), [(np.nan, "a NaN"), (np.inf, "an infinite")])
+def test_a_nonfinite_grade_names_its_qrels_row(backend, grade, kind):
+    qrels = pa.table({"qid": ["a", "b", "a"], "docid": ["d1", "d1", "d3"], "grade": [1, 2, grade]})
+    run = pa.table({"qid": ["a", "a"], "docid": ["d1", "d3"], "score": [0.5, 0.4]})
+    with pytest.raises(ValueError, match=f"qrels grade has {kind} value at qrels row 2"):
         fastndcg.ndcg_run(qrels, run, backend=backend)
+
+
+def rows_table(rows, names):
+    return pa.table(dict(zip(names, zip(*rows, strict=True), strict=True)))
+
+
+def first_ranked_by_sorting(run_rows, max_docs, ties, score_dtype):
+    """The oracle's cut: each query's rows sorted by (score as held, descending; tie order),
+    the first ``max_docs`` kept, in run order."""
+    held = np.float32 if score_dtype == "float32" else np.float64
+    by_query = {}
+    for row, (qid, doc, score) in enumerate(run_rows):
+        tie = (*(-b for b in doc.encode()), 1) if ties == "docid_desc" else (row,)
+        by_query.setdefault(qid, []).append(((-float(held(score)), tie), row))
+    kept = {row for ranked in by_query.values() for _, row in sorted(ranked)[:max_docs]}
+    return [r for row, r in enumerate(run_rows) if row in kept]
+
+
+@pytest.mark.parametrize("score_dtype", ["float64", "float32"])
+@pytest.mark.parametrize("ties", ["docid_desc", "stable"])
+@pytest.mark.parametrize("seed", range(3))
+def test_max_docs_keeps_each_querys_first_ranked_rows(backend, seed, ties, score_dtype):
+    """max_docs scores what remains of the run once each query is sorted and cut: long and
+    short queries, interleaved, with many scores tied at the cut (and scores apart by less than
+    float32 resolution), ids in and out of the judgments."""
+    rng = np.random.default_rng(seed)
+    run_rows = []
+    for q in range(30):
+        n = int(rng.choice([1, 5, 40, 300]))
+        levels = rng.integers(1, 6)  # few distinct scores: long tie groups
+        scores = rng.integers(0, levels, n) + rng.choice([0.0, 1e-12], n)
+        docs = rng.choice(100_000, n, replace=False)
+        run_rows += [(f"q{q}", f"d{d}", float(x)) for d, x in zip(docs, scores, strict=True)]
+    order = rng.permutation(len(run_rows))
+    order[: len(order) // 2].sort()  # half the rows grouped by query, the rest shuffled
+    run_rows = [run_rows[i] for i in order]
+    judgments = [(qid, doc, int(rng.integers(-1, 4))) for qid, doc, _ in run_rows[::3]]
+    qrels = rows_table(judgments, ("qid", "docid", "grade"))
+    for max_docs in (1, 7, 40, 299, 301):
+        options = dict(k=[5, None], ties=ties, score_dtype=score_dtype, backend=backend)
+        result = fastndcg.ndcg_run(
+            qrels,
+            rows_table(run_rows, ("qid", "docid", "score")),
+            max_docs=max_docs,
+            **options,
+        )
+        cut = first_ranked_by_sorting(run_rows, max_docs, ties, score_dtype)
+        expected = fastndcg.ndcg_run(qrels, rows_table(cut, ("qid", "docid", "score")), **options)
+        # the cut run can list its queries in another order (a query's first row cut away)
+        place = {q: i for i, q in enumerate(expected.query_ids)}
+        assert sorted(place) == sorted(result.query_ids)
+        order = [place[q] for q in result.query_ids]
+        np.testing.assert_array_equal(result.per_query, expected.per_query[order])
 
 
 @pytest.mark.parametrize(

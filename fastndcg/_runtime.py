@@ -136,7 +136,7 @@ def _compile_checks(rows: int) -> None:
     for dtype in (np.int64, np.int32, np.float64):
         run_bounds(np.zeros(2, dtype=dtype), use_numba=True)
     run = pa.table({"qid": ["q"], "docid": ["a"]})
-    _, ids = _document_ids(run.column("docid"), run.column("docid"), use_numba=True)
+    _, ids = _document_ids(run.column("docid"), run.column("docid"), True, ordered=False)
     _check_unique_pairs(run, ids, "run", use_numba=True)
 
 

@@ -250,7 +250,10 @@ def ndcg_run(
     )
     run_table = read_run(run)
     judged_ids, run_ids = _document_ids(
-        judgments_table.column("docid"), run_table.column("docid"), engine.use_numba
+        judgments_table.column("docid"),
+        run_table.column("docid"),
+        engine.use_numba,
+        ordered=engine.ties == "docid_desc",
     )
     judgment_codes = _check_unique_pairs(judgments_table, judged_ids, "qrels", engine.use_numba)
     codes = _RunCodes.encode(run_table, run_ids, judgment_codes, judged_ids)
@@ -453,8 +456,8 @@ class _DocumentIds:
     """The document ids of a run or of judgments, as the join compares them.
 
     With Numba, their bytes: id ``r`` is ``data[bounds[r]:bounds[r + 1]]``. The NumPy join
-    compares integer codes (``codes``) instead, shared by the run and the judgments and
-    numbered in descending byte order of the ids (so they also give trec_eval's tie order).
+    compares integer codes (``codes``) instead, shared by the run and the judgments; with
+    ``ties="docid_desc"`` numbered in descending byte order of the ids (trec_eval's tie order).
     """
 
     column: pa.ChunkedArray  # the ids, for messages
@@ -464,13 +467,15 @@ class _DocumentIds:
 
 
 def _document_ids(
-    judged: pa.ChunkedArray, run: pa.ChunkedArray, use_numba: bool
+    judged: pa.ChunkedArray, run: pa.ChunkedArray, use_numba: bool, ordered: bool
 ) -> tuple[_DocumentIds, _DocumentIds]:
     """The judgments' and the run's document ids (string columns) as the join takes them.
 
     Numba joins each query on its own ids' bytes, so nothing is hashed globally: with millions
     of distinct ids (a real collection) a global hash table outgrows the CPU caches and costs
-    seconds. The NumPy join needs integer codes, made by hashing every id once.
+    seconds. The NumPy join needs integer codes, made by hashing every id once; ``ordered``
+    numbers them in descending byte order of the ids (trec_eval's ties), which sorts the
+    distinct ids (seconds for millions).
     """
     if use_numba:
         return (
@@ -478,11 +483,15 @@ def _document_ids(
             _DocumentIds(run, *_id_bytes(run)),
         )
     both = pa.chunked_array([*judged.chunks, *run.chunks], type=pa.string())
-    uniques = pc.unique(both)
-    descending = pc.array_sort_indices(uniques.cast(pa.binary()), order="descending")
-    rank = np.empty(len(uniques), dtype=np.int64)
-    rank[descending.to_numpy()] = np.arange(len(uniques), dtype=np.int64)
-    codes = rank[pc.index_in(both, value_set=uniques).to_numpy()]
+    encoded = pc.dictionary_encode(both)  # every chunk refers to the one dictionary of all ids
+    codes = pa.chunked_array([c.indices for c in encoded.chunks], type=pa.int32()).to_numpy()
+    codes = codes.astype(np.int64)
+    if ordered and codes.size:
+        distinct = encoded.chunk(0).dictionary.cast(pa.binary())
+        descending = pc.array_sort_indices(distinct, order="descending").to_numpy()
+        rank = np.empty(len(distinct), dtype=np.int64)
+        rank[descending] = np.arange(len(distinct), dtype=np.int64)
+        codes = rank[codes]
     return (
         _DocumentIds(judged, codes=codes[: len(judged)]),
         _DocumentIds(run, codes=codes[len(judged) :]),

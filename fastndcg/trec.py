@@ -267,7 +267,7 @@ def ndcg_run(
     grades, judged = codes.grades(judgments_table, engine.use_numba)
     tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
     keep = None  # the run rows scored (None: every row, then nothing is copied)
-    if max_docs is not None:
+    if max_docs is not None and max_docs < run_table.num_rows:  # else no query is cut
         scores = run_table.column("score").to_numpy()
         # every score takes part in the cut, so each must be finite, even one cut away
         checked_stats(scores, "scores", lambda r: f"run row {r}", engine.use_numba, integral=False)

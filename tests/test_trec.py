@@ -251,7 +251,7 @@ def test_max_docs_keeps_each_querys_first_ranked_rows(backend, seed, ties, score
     run_rows = [run_rows[i] for i in order]
     judgments = [(qid, doc, int(rng.integers(-1, 4))) for qid, doc, _ in run_rows[::3]]
     qrels = rows_table(judgments, ("qid", "docid", "grade"))
-    for max_docs in (1, 7, 40, 299, 301):
+    for max_docs in (1, 7, 40, 299, 301, 2**70):  # the last: more than a machine integer
         options = dict(k=[5, None], ties=ties, score_dtype=score_dtype, backend=backend)
         result = fastndcg.ndcg_run(
             qrels,

@@ -51,7 +51,8 @@ def test_bit_identical_for_every_thread_count(options):
 
 
 def test_ndcg_run_is_bit_identical_for_every_thread_count():
-    """The per-query joins and id sorts of ndcg_run, and the repeated pair it names."""
+    """The per-query joins, id sorts and max_docs cuts of ndcg_run, and the repeated pair it
+    names."""
     import numba
     import pyarrow as pa
 
@@ -63,14 +64,15 @@ def test_ndcg_run_is_bit_identical_for_every_thread_count():
     judged = grades > 0
     qrels = pa.table({"qid": qid[judged], "docid": docid[judged], "grade": grades[judged]})
     threads = range(1, numba.config.NUMBA_NUM_THREADS + 1)
-    results = [
-        fastndcg.ndcg_run(
-            qrels, run, k=[1, 10, None], ties="docid_desc", backend="numba", n_threads=t
-        )
-        for t in threads
-    ]
-    for other in results[1:]:
-        np.testing.assert_array_equal(results[0].per_query, other.per_query)
+    for cut in ({}, {"max_docs": 7}):
+        results = [
+            fastndcg.ndcg_run(
+                qrels, run, k=[1, 10, None], ties="docid_desc", backend="numba", n_threads=t, **cut
+            )
+            for t in threads
+        ]
+        for other in results[1:]:
+            np.testing.assert_array_equal(results[0].per_query, other.per_query)
     repeated = docid.copy()
     q, q_later = np.flatnonzero(np.diff(offsets) >= 4)[[5, -5]]  # in different chunks
     first, later = offsets[q] + 1, offsets[q_later] + 3

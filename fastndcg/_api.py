@@ -75,7 +75,8 @@ def ndcg(
     gain : {"exp2", "linear"}, sequence, dict or callable, default="exp2"
         ``"exp2"``: :math:`2^g - 1` (grades >= 0); ``"linear"``: :math:`g`; a sequence is a
         table indexed by integer grade; a dict maps grade -> gain; a callable maps an array of
-        grades to an array of gains.
+        grades to an array of gains. Gains times the summed discounts must stay within float64
+        (with ``"exp2"``, grades well below 1024), else a ValueError says so.
     discount : {"log2", "jarvelin", "reciprocal"}, array or callable, default="log2"
         ``"log2"``: :math:`1/\log_2(r+1)`; ``"jarvelin"``: 1 for :math:`r = 1`, else
         :math:`1/\log_2 r`; ``"reciprocal"``: :math:`1/r`; an array gives the discount of ranks

@@ -298,6 +298,13 @@ def query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
     bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
     if bad.size:
         raise ValueError(f"weights must be finite and >= 0; weights[{bad[0]}] = {w[bad[0]]}")
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            "weights sum to more than float64 holds; scale them down (the aggregate depends "
+            "only on their ratios)"
+        )
     return w
 
 

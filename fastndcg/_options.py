@@ -55,6 +55,9 @@ def choose(name: str, value: Any, valid: Sequence[str], also: str = "") -> str:
     raise ValueError(f"unknown {name}={value!r}; valid values are {listed}")
 
 
+_LARGEST_CUTOFF = np.iinfo(np.int64).max
+
+
 def parse_cutoffs(k: Any) -> tuple[int | None, ...]:
     """Turn ``k`` (None, an int, or a sequence of ints and None) into a tuple of cutoffs."""
     items = list(k) if isinstance(k, (list, tuple, np.ndarray)) else [k]
@@ -71,6 +74,10 @@ def parse_cutoffs(k: Any) -> tuple[int | None, ...]:
             )
         if item < 1:
             raise ValueError(f"k must be >= 1 (or None for the whole list); got {int(item)}")
+        if item > _LARGEST_CUTOFF:
+            raise ValueError(
+                f"k={int(item)} does not fit in 64 bits; pass None to score whole lists"
+            )
         cutoffs.append(int(item))
     if len(set(cutoffs)) != len(cutoffs):
         raise ValueError(f"k lists a cutoff more than once: {cutoffs}; give each cutoff once")

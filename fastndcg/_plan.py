@@ -8,6 +8,7 @@ lists of ``ideal="global"`` are aligned with the queries.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,7 +99,14 @@ def make_plan(
         ranks = max(ranks, k_max, longest if whole else 0)
     table = discount.table(ranks)
     prefix = np.zeros(ranks + 1)
-    np.cumsum(table, out=prefix[1:])
+    with np.errstate(over="ignore"):  # an infinite sum is reported below
+        np.cumsum(table, out=prefix[1:])
+    largest = max(
+        _largest_gain(gain_mode, gain_table, grades, layout.grade_stats, gain.kind),
+        _largest_gain(gain_mode, gain_table, ideal_grades, ideal_stats, gain.kind),
+        abs(max_gain),
+    )
+    _check_sums_fit(largest, prefix[-1], ranks, gain)
 
     return Plan(
         offsets=layout.offsets,
@@ -157,6 +165,47 @@ def _apply_gain(
     return C.GAIN_LINEAR, _EMPTY_F, main, other
 
 
+def _largest_gain(
+    gain_mode: int, gain_table: np.ndarray, values: np.ndarray, stats: ColumnStats, kind: str
+) -> float:
+    """The largest absolute gain of ``values`` (grades, or gains already for other kinds)."""
+    if values.size == 0:
+        return 0.0
+    if gain_mode == C.GAIN_TABLE:  # the grades are integers within the table (checked)
+        used = gain_table[int(stats.low) : int(stats.high) + 1]
+        return float(np.nanmax(np.abs(used), initial=0.0))
+    if gain_mode == C.GAIN_EXP2:
+        try:
+            return math.exp2(stats.high) - 1.0
+        except OverflowError:
+            return math.inf
+    if kind == "linear":
+        return max(abs(stats.low), abs(stats.high))
+    return float(max(values.max(), -values.min()))  # mapping or callable: gains already
+
+
+def _check_sums_fit(largest: float, discount_sum: float, ranks: int, gain: Gain) -> None:
+    """Raise a ValueError when a DCG could leave the float64 range.
+
+    Every DCG and IDCG is at most ``largest`` (absolute gain) times the sum of the first
+    ``ranks`` discounts; when that bound is finite no sum in the kernels can overflow (an
+    overflow would turn into inf or NaN, which the kernels' fast math does not expect).
+    """
+    if math.isfinite(float(largest) * float(discount_sum)):  # Python floats overflow to inf
+        return
+    exp2 = gain.kind == "exp2"
+    raise ValueError(
+        f"gains reach {largest:g}{' (2**grade - 1 with gain=exp2)' if exp2 else ''} and the "
+        f"discounts of the first {ranks:,} ranks sum to {discount_sum:g}: a DCG could exceed "
+        "the float64 range. "
+        + (
+            "Use gain='linear', a gain table, or grades well below 1024"
+            if exp2
+            else "Scale the gains or the discounts down"
+        )
+    )
+
+
 def _small_levels(stats: ColumnStats) -> int:
     """Number of grade levels when grades are integers in [0, MAX_HISTOGRAM_LEVELS), else 0."""
     if stats.integral and 0 <= stats.low <= stats.high < C.MAX_HISTOGRAM_LEVELS:
@@ -211,7 +260,8 @@ def _gain_values(gain: Gain, grades: np.ndarray, name: str, where=None) -> np.nd
     grades = grades.astype(np.float64)
     if gain.kind == "exp2":
         _check_non_negative(grades, None, name, at)
-        return np.exp2(grades) - 1.0
+        with np.errstate(over="ignore"):  # an infinite gain is reported by make_plan
+            return np.exp2(grades) - 1.0
     if gain.kind == "linear":
         return grades
     if gain.kind == "table":

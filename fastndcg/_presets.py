@@ -461,14 +461,28 @@ def round_half_even(values: np.ndarray, decimals: int) -> np.ndarray:
 
     ``numpy.round`` scales by a power of ten first, which can push a value across a rounding
     boundary; the few values whose scaled fraction lies near one half are rounded through
-    Python's correctly rounded formatting instead. NaN stays NaN.
+    Python's correctly rounded formatting instead (as are all values when the scaling is not
+    exact). NaN stays NaN.
     """
-    out = np.round(values, decimals)
-    scaled = np.abs(values) * 10.0**decimals
-    near = np.isfinite(values) & (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
+    if decimals >= _FINER_THAN_FLOAT64:
+        return values.copy()
+    # np.round is right when 10**decimals is exact (up to 10**22) and the scaled value keeps
+    # a fraction (below 2**52); otherwise its scaling can move the value by an ulp, or
+    # overflow: those values are formatted too
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.round(values, decimals)
+        scaled = np.abs(values) * np.float64(10.0) ** decimals
+        near = np.isfinite(values) & (
+            (decimals > 22) | ~(scaled < 2.0**52) | (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
+        )
     for index in zip(*np.nonzero(near), strict=True):
         out[index] = float(f"{values[index]:.{decimals}f}")
     return out
+
+
+# Rounding to this many decimals or more changes no float64: every float64 is a multiple of
+# 2**-1074 (about 4.9e-324), so it lies within half a unit of the 324th decimal of itself.
+_FINER_THAN_FLOAT64 = 324
 
 
 def tool_mean(

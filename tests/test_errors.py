@@ -154,6 +154,7 @@ def call(**overrides):
             TypeError,
             "cannot be matched to the query ids",
         ),
+        (dict(k=2**63), ValueError, "k=9223372036854775808 does not fit in 64 bits; pass None"),
         (dict(max_grade=5), ValueError, "only used with ideal='max'"),
         (
             dict(ideal="max", max_grade=2),
@@ -164,6 +165,11 @@ def call(**overrides):
         (dict(weights=[1.0, 2.0]), ValueError, "one weight per query: 1 queries"),
         (dict(weights=[-1.0]), ValueError, r"weights must be finite and >= 0; weights\[0\] = -1.0"),
         (dict(weights=[np.nan]), ValueError, "weights must be finite"),
+        (
+            dict(grades=G, scores=S, qid=[0, 0, 1, 1, 1], weights=[1e308, 1e308]),
+            ValueError,
+            r"weights sum to more than float64 holds; scale them down",
+        ),
         (dict(seed=3), ValueError, "seed= is only used with ties='random'"),
         (dict(ties="random", seed=-1), TypeError, "seed must be a non-negative int"),
         (dict(ties="random", seed=1.5), TypeError, "seed must be a non-negative int"),
@@ -212,6 +218,51 @@ def test_bad_input(backend, kwargs, exc, match):
 def test_bad_dense_input(backend, grades, scores, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         fastndcg.ndcg(grades, scores, backend=backend, **kwargs)
+
+
+OVERFLOW = "a DCG could exceed the float64 range"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        # 2**2000 is infinite; 2**1023 is finite but three of them overflow the sum
+        (dict(grades=[2000.0, 1.0, 0.0, 2.0, 1.0]), r"gains reach inf \(2\*\*grade - 1"),
+        (dict(grades=[1023.0, 1023.0, 1023.0, 0.0, 0.0]), "gains reach 8.98847e\\+307"),
+        (dict(grades=[2000, 1, 0, 2, 1]), "grades well below 1024"),  # integers: table path
+        (dict(gain="linear", grades=[1e308, 1e308, 0.0, 0.0, 0.0]), "Scale the gains"),
+        (dict(gain={0: 0, 1: 1, 2: 2, 3: 1e308}), "gains reach 1e\\+308"),
+        (dict(gain=lambda g: g * 5e307), "gains reach 1.5e\\+308"),
+        (dict(discount=lambda r: np.full(r.shape, 1e308)), "discounts of the first 5 ranks"),
+        (dict(ideal="max", max_grade=1500), "gains reach inf"),
+        (
+            dict(ideal="global", ideal_grades=[1.0, 2000.0], ideal_offsets=[0, 2]),
+            "gains reach inf",
+        ),
+    ],
+)
+def test_gains_that_would_overflow_a_dcg_are_errors(backend, kwargs, match):
+    """Not an infinite or NaN NDCG (which the backends did not even agree on): an error."""
+    with pytest.raises(ValueError, match=OVERFLOW) as error:
+        call(backend=backend, **kwargs)
+    error.match(match)
+    if "ideal_grades" not in kwargs:  # a Scorer takes options only
+        options = {k: v for k, v in kwargs.items() if k != "grades"}
+        with pytest.raises(ValueError, match=OVERFLOW):
+            fastndcg.Scorer(backend=backend, **options)(kwargs.get("grades", G), S)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(grades=[1000.0, 2.0, 0.0, 1.0, 0.0]),  # 2**1000 and a few more fit
+        dict(gain=[0.0, 1.0, 3.0, 7.0, 1e308]),  # a huge gain no grade here takes
+        dict(gain=lambda g: g * 1e307),
+    ],
+)
+def test_large_gains_that_fit_are_scored(backend, kwargs):
+    result = call(backend=backend, **kwargs)
+    assert np.all(np.isfinite(result.per_query)) and 0 < result.mean[0] <= 1
 
 
 def test_masked_padding_is_not_validated(backend):

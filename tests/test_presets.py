@@ -155,6 +155,13 @@ def test_decimals_round_as_printf():
     rng = np.random.default_rng(1)
     many = rng.random(20000)
     assert all(round_half_even(many, 5) == [float(f"{v:.5f}") for v in many])
+    # as many decimals as float64 holds and more: printf's rounding, no overflow, no NaN
+    odd = np.array([12.345, 0.1 + 0.2, 1e-300, 5e-324, 1 / 3, np.nan])
+    for decimals in (16, 17, 20, 300, 308, 309, 323):
+        expected = [float(f"{v:.{decimals}f}") for v in odd]
+        np.testing.assert_array_equal(round_half_even(odd, decimals), expected)
+    for decimals in (324, 400, 10**20):
+        np.testing.assert_array_equal(round_half_even(odd, decimals), odd)
     result = fastndcg.ndcg(GRADES, SCORES, qid=QID, k=3, decimals=3, weights=[1, 2, 3])
     plain = fastndcg.ndcg(GRADES, SCORES, qid=QID, k=3, weights=[1, 2, 3])
     np.testing.assert_array_equal(result.per_query, round_half_even(plain.per_query, 3))

@@ -166,7 +166,7 @@ def call(**overrides):
         (dict(weights=[-1.0]), ValueError, r"weights must be finite and >= 0; weights\[0\] = -1.0"),
         (dict(weights=[np.nan]), ValueError, "weights must be finite"),
         (
-            dict(grades=G, scores=S, qid=[0, 0, 1, 1, 1], weights=[1e308, 1e308]),
+            dict(qid=[0, 0, 1, 1, 1], weights=[1e308, 1e308]),
             ValueError,
             r"weights sum to more than float64 holds; scale them down",
         ),
@@ -229,7 +229,7 @@ OVERFLOW = "a DCG could exceed the float64 range"
         # 2**2000 is infinite; 2**1023 is finite but three of them overflow the sum
         (dict(grades=[2000.0, 1.0, 0.0, 2.0, 1.0]), r"gains reach inf \(2\*\*grade - 1"),
         (dict(grades=[1023.0, 1023.0, 1023.0, 0.0, 0.0]), "gains reach 8.98847e\\+307"),
-        (dict(grades=[2000, 1, 0, 2, 1]), "grades well below 1024"),  # integers: table path
+        (dict(grades=[2000, 1, 0, 2, 1]), "grades well below 1024"),  # integer grades
         (dict(gain="linear", grades=[1e308, 1e308, 0.0, 0.0, 0.0]), "Scale the gains"),
         (dict(gain={0: 0, 1: 1, 2: 2, 3: 1e308}), "gains reach 1e\\+308"),
         (dict(gain=lambda g: g * 5e307), "gains reach 1.5e\\+308"),

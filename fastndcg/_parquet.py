@@ -87,7 +87,13 @@ def ndcg_parquet(
     if group == "memory":
         from fastndcg._tables import ndcg_table
 
-        table = dataset.to_table(columns=columns)
+        try:
+            table = dataset.to_table(columns=columns)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # files of differing types
+            raise ValueError(
+                f"cannot read {describe(source)} as one table ({exc}); its files must give "
+                f"each of the columns {', '.join(columns)} one type: cast them when writing"
+            ) from exc
         return ndcg_table(table, qid=qid, grade=grade, score=score, **options)
     scorer = StreamScorer(qid=qid, grade=grade, score=score, **options)
     total = dataset.count_rows()

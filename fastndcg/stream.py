@@ -155,6 +155,8 @@ class StreamScorer:
             raise ValueError(f"column {qid_name!r} (qid) has a null at row {row}")
         if self._qid_type is None:
             self._qid_type = ids.type
+        elif ids.type != self._qid_type:
+            ids = self._same_qid_type(ids, base)
         grades = as_grade_vector(
             numeric_column(column(batch, grade_name, "grade"), grade_name, "grade", base),
             "grades",
@@ -210,6 +212,19 @@ class StreamScorer:
             base + last,
         )
         return self._concat(out)
+
+    def _same_qid_type(self, ids: pa.Array, base: int) -> pa.Array:
+        """``ids`` as the first batch's query id type: integers are widened, others refused."""
+        first = self._qid_type
+        if pa.types.is_integer(ids.type) and pa.types.is_integer(first):
+            try:
+                return ids.cast(first)
+            except pa.ArrowInvalid:
+                pass  # a value that does not fit: refused below
+        raise TypeError(
+            f"query ids change type at row {base}: {ids.type} after {first} in the batches "
+            "before; give every batch the same qid type (cast the column first)"
+        )
 
     def _concat(self, pieces: list[pa.RecordBatch]) -> pa.RecordBatch:
         pieces = [p for p in pieces if p.num_rows]

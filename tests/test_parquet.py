@@ -98,6 +98,29 @@ def test_errors(tmp_path, dataset):
         fastndcg.ndcg_parquet(single, group="disk", **OPTS)
 
 
+def test_files_whose_query_ids_differ_in_type(tmp_path):
+    """Integer widths may differ between files; a string id after integers is a clear error."""
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    first = pa.table(
+        {"qid": pa.array([1, 1, 2], pa.int64()), "grade": [1, 0, 2], "score": [0.1, 0.2, 0.3]}
+    )
+    pq.write_table(first, mixed / "part0.parquet")
+    pq.write_table(
+        pa.table({"qid": pa.array([3, 3], pa.int32()), "grade": [1, 0], "score": [0.4, 0.1]}),
+        mixed / "part1.parquet",
+    )
+    assert list(fastndcg.ndcg_parquet(mixed).query_ids) == [1, 2, 3]
+    pq.write_table(
+        pa.table({"qid": ["x", "x"], "grade": [1, 0], "score": [0.4, 0.1]}),
+        mixed / "part2.parquet",
+    )
+    with pytest.raises(TypeError, match="query ids change type at row 5: string after int64"):
+        fastndcg.ndcg_parquet(mixed)
+    with pytest.raises(ValueError, match=r"cannot read .*mixed as one table .*'x'.*cast them"):
+        fastndcg.ndcg_parquet(mixed, group="memory")
+
+
 def test_progress_bar_only_when_asked(dataset, capsys):
     _, single, _, _ = dataset
     fastndcg.ndcg_parquet(single, **OPTS)  # stderr is not a terminal here: silent

@@ -107,6 +107,23 @@ def test_ungrouped_input_is_an_error():
         collect(score_batches(batches), fastndcg._engine.Engine.create())
 
 
+def test_query_ids_keep_their_type_across_batches(backend):
+    """Narrower integer ids are widened to the first batch's type; other changes are errors."""
+    first = pa.table({"qid": pa.array([1, 1], pa.int64()), "grade": [1, 0], "score": [0.1, 0.2]})
+    narrow = pa.table({"qid": pa.array([1, 2], pa.int32()), "grade": [2, 1], "score": [0.3, 0.4]})
+    scorer = StreamScorer(backend=backend)
+    got = scorer.collect([scorer.feed(first), scorer.feed(narrow), scorer.finish()])
+    together = pa.concat_tables([first, narrow.cast(first.schema)])
+    expected = fastndcg.ndcg_table(together, backend=backend)
+    assert list(got.query_ids) == [1, 2]
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+    scorer = StreamScorer(backend=backend)
+    scorer.feed(first)
+    strings = pa.table({"qid": ["x", "y"], "grade": [1, 0], "score": [0.3, 0.2]})
+    with pytest.raises(TypeError, match="query ids change type at row 2: string after int64"):
+        scorer.feed(strings)
+
+
 def test_streaming_option_rules():
     with pytest.raises(ValueError, match="ideal='max' needs max_grade= when streaming"):
         StreamScorer(ideal="max")

@@ -57,6 +57,17 @@ def parse_gain(text: str) -> Any:
         ) from None
 
 
+def parse_digits(text: str) -> int:
+    """A number of decimals: an int >= 0."""
+    try:
+        digits = int(text)
+    except ValueError:
+        digits = -1
+    if digits < 0:
+        raise argparse.ArgumentTypeError(f"--digits takes an int >= 0; got {text!r}")
+    return digits
+
+
 def parse_presets(text: str) -> list[str]:
     """``"sklearn,lightgbm"`` -> the preset names; ``all`` -> every preset."""
     if text.strip().lower() == "all":
@@ -214,7 +225,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     score.add_argument(
         "--per-query", metavar="FILE", help="also write per-query values (.parquet or .csv)"
     )
-    score.add_argument("--digits", type=int, default=4, help="decimals in table output")
+    score.add_argument("--digits", type=parse_digits, default=4, help="decimals in table output")
 
     if not keep_defaults:
         for action in score._actions:
@@ -357,12 +368,16 @@ def _score_on_engine(args: argparse.Namespace, given: set[str]) -> list[tuple[st
 
 
 def _read_delimited(path: Path) -> Any:
+    import pyarrow as pa
     import pyarrow.csv as pacsv
 
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".txt") else ","
-    return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter))
+    try:
+        return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter))
+    except pa.ArrowInvalid as exc:  # Arrow's message does not name the file
+        raise ValueError(f"{path}: {exc}") from exc
 
 
 def _summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dict[str, Any]]:

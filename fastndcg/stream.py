@@ -214,7 +214,7 @@ class StreamScorer:
         return self._concat(out)
 
     def _same_qid_type(self, ids: pa.Array, base: int) -> pa.Array:
-        """``ids`` as the first batch's query id type: integers are widened, others refused."""
+        """``ids`` in the first batch's query id type: integers are cast when they fit."""
         first = self._qid_type
         if pa.types.is_integer(ids.type) and pa.types.is_integer(first):
             try:

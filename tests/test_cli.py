@@ -150,6 +150,15 @@ def test_argument_errors_exit_2():
     assert run.returncode == 2 and "-k takes comma-separated positive ints" in run.stderr
     run = cli("score", PREDICTIONS, "--ties", "first", check=False)
     assert run.returncode == 2 and "invalid choice" in run.stderr
+    run = cli("score", PREDICTIONS, "--digits", "-1", check=False)
+    assert run.returncode == 2 and "--digits takes an int >= 0; got '-1'" in run.stderr
+
+
+def test_an_empty_csv_file_is_named(tmp_path):
+    (tmp_path / "empty.csv").write_text("")
+    run = cli("score", str(tmp_path / "empty.csv"), check=False)
+    assert run.returncode == 2
+    assert run.stderr.strip() == f"fastndcg: error: {tmp_path / 'empty.csv'}: Empty CSV file"
 
 
 def test_help_shows_options_with_defaults():

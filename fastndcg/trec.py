@@ -241,14 +241,16 @@ def ndcg_run(
     if max_docs is not None:
         _check_max_docs(max_docs, engine.ties)
     judgments_table = read_qrels(qrels)
+    judged_grades = judgments_table.column("grade").to_numpy()  # one copy, for every use below
     checked_stats(
-        judgments_table.column("grade").to_numpy(),
+        judged_grades,
         "qrels grade",
         lambda r: f"qrels row {r}",
         engine.use_numba,
         integral=False,
     )
     run_table = read_run(run)
+    run_scores = run_table.column("score").to_numpy()
     judged_ids, run_ids = _document_ids(
         judgments_table.column("docid"),
         run_table.column("docid"),
@@ -264,14 +266,15 @@ def ndcg_run(
             f"{len(absent)} judged quer{'y is' if len(absent) == 1 else 'ies are'} not in the run "
             f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
         )
-    grades, judged = codes.grades(judgments_table, engine.use_numba)
+    grades, judged = codes.grades(judged_grades, engine.use_numba)
     tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
     keep = None  # the run rows scored (None: every row, then nothing is copied)
     if max_docs is not None and max_docs < run_table.num_rows:  # else no query is cut
-        scores = run_table.column("score").to_numpy()
         # every score takes part in the cut, so each must be finite, even one cut away
-        checked_stats(scores, "scores", lambda r: f"run row {r}", engine.use_numba, integral=False)
-        keep = _first_ranked(codes, engine.held(scores), max_docs, engine.use_numba, tie_key)
+        checked_stats(
+            run_scores, "scores", lambda r: f"run row {r}", engine.use_numba, integral=False
+        )
+        keep = _first_ranked(codes, engine.held(run_scores), max_docs, engine.use_numba, tie_key)
     if judged_only:
         keep = judged if keep is None else keep & judged
     if keep is not None and keep.all():
@@ -285,7 +288,7 @@ def ndcg_run(
             codes,
             keep,
             grades,
-            run_table,
+            run_scores,
             absent if missing == "zero" else None,
             engine.use_numba,
         )
@@ -294,7 +297,7 @@ def ndcg_run(
         ideal = {}
         if engine.ideal == "global":
             ideal_offsets, ideal_grades = codes.ideal_lists(
-                judgments_table, absent if missing == "zero" else None
+                judgments_table, judged_grades, absent if missing == "zero" else None
             )
             ideal = {"ideal_grades": ideal_grades, "ideal_offsets": ideal_offsets}
         dcg, idcg = engine.score(engine.held_scores(layout), tie_key=tie_key, **ideal)
@@ -369,11 +372,12 @@ class _RunCodes:
         """Judged queries that the run does not contain, in order of first judgment."""
         return pc.unique(qrels.column("qid").filter(pa.array(self.qrels_query < 0)))
 
-    def grades(self, qrels: pa.Table, use_numba: bool) -> tuple[np.ndarray, np.ndarray]:
+    def grades(self, judged_grades: np.ndarray, use_numba: bool) -> tuple[np.ndarray, np.ndarray]:
         """Grade of every run row (0 if unjudged, negative grades clipped to 0), and judged or not.
 
-        Judged means a grade >= 0: trec_eval counts a negative grade as "in the pool, not judged".
-        Also checks that no document appears twice in a query of the run.
+        ``judged_grades`` are the judgments' grades, in qrels order. Judged means a grade >= 0:
+        trec_eval counts a negative grade as "in the pool, not judged". Also checks that no
+        document appears twice in a query of the run.
         """
         offsets, order = self.grouping
         # the judgments of the run's queries, grouped like them
@@ -391,7 +395,7 @@ class _RunCodes:
             judged_offsets,
             rows,
             self.judged_ids,
-            qrels.column("grade").to_numpy(),
+            judged_grades,
             use_numba,
         )
         if duplicate >= 0:
@@ -404,12 +408,13 @@ class _RunCodes:
         return labels, judged
 
     def ideal_lists(
-        self, qrels: pa.Table, absent: pa.Array | None
+        self, qrels: pa.Table, grades: np.ndarray, absent: pa.Array | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every judgment grade (negative ones as 0) grouped by the scored queries, as CSR.
 
-        The scored queries are those of :func:`_run_layout`: the run's queries in run order,
-        then the ``absent`` ones (when they are scored).
+        ``grades`` are the judgments' grades, in qrels order. The scored queries are those of
+        :func:`_run_layout`: the run's queries in run order, then the ``absent`` ones (when they
+        are scored).
         """
         target = self.qrels_query
         n_queries = len(self.queries)
@@ -418,7 +423,6 @@ class _RunCodes:
             target = np.where(elsewhere >= 0, n_queries + elsewhere, target)
             n_queries += len(absent)
         kept = target >= 0
-        grades = qrels.column("grade").to_numpy()
         if not kept.all():
             target, grades = target[kept], grades[kept]
         offsets, _, order = group_codes(target, range(n_queries))
@@ -676,13 +680,14 @@ def _run_layout(
     codes: _RunCodes,
     keep: np.ndarray | None,
     grades: np.ndarray,
-    run: pa.Table,
+    scores: np.ndarray,
     absent: pa.Array | None,
     use_numba: bool,
 ) -> Layout:
     """The kept run rows grouped by query, then the ``absent`` judged queries as empty rankings.
 
-    ``keep`` selects the run rows (None: all of them; ``grades`` are those of the kept rows).
+    ``keep`` selects the run rows (None: all of them; ``grades`` are those of the kept rows,
+    ``scores`` those of every run row).
     Every query of the run gets a list, even when no row of it was kept.
     """
     if keep is None:
@@ -693,7 +698,6 @@ def _run_layout(
     if absent is not None and len(absent):
         offsets = np.concatenate([offsets, np.full(len(absent), offsets[-1])])
         query_ids = np.concatenate([query_ids, ids_to_numpy(absent)])
-    scores = run.column("score").to_numpy()
     scores = as_score_vector(scores if keep is None else scores[keep], "scores")
     return finish_layout(
         offsets,

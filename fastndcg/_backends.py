@@ -109,15 +109,17 @@ def chunk_bounds(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
     return np.unique(bounds)
 
 
-def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
+def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray, int]:
     """DCG and IDCG arrays (n_queries, n_cutoffs) for ``plan`` on a concrete backend.
 
+    The third value counts the NaN or infinite scores the numba kernel met as it read them
+    (always 0 from the NumPy backend, whose caller checks the scores beforehand).
     Call it inside :func:`thread_limit`; the numba backend uses the current thread count.
     """
     if backend == "numpy":
         from fastndcg import _numpy
 
-        return _numpy.score_queries(plan)
+        return (*_numpy.score_queries(plan), 0)
     import numba
 
     kernels = _numba_kernels()
@@ -128,16 +130,16 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray]:
     idcg = np.zeros_like(dcg)
     inputs = kernel_inputs(plan)
     if threads == 1 or rows < PARALLEL_MIN_ROWS:
-        kernels.score_queries(0, plan.n_queries, inputs, dcg, idcg)
-        return dcg, idcg
+        nonfinite = kernels.score_queries(0, plan.n_queries, inputs, dcg, idcg)
+        return dcg, idcg, nonfinite
     # large inputs in more chunks than threads, so that a slow chunk does not hold the others
     bounds = chunk_bounds(plan.offsets, threads * (_CHUNKS_PER_THREAD if rows >= _MANY_ROWS else 1))
-    run_chunks(
+    counts = run_chunks(
         lambda c: kernels.score_queries(bounds[c], bounds[c + 1], inputs, dcg, idcg),
         bounds.size - 1,
         threads,
     )
-    return dcg, idcg
+    return dcg, idcg, sum(counts)
 
 
 def kernel_inputs(plan: Plan) -> tuple:

@@ -17,7 +17,7 @@ import numpy as np
 
 from fastndcg._backends import resolve_backend, run_plan, thread_limit
 from fastndcg._codes import TIE_KEY
-from fastndcg._layout import Judgments, Layout, align_ideal
+from fastndcg._layout import Judgments, Layout, align_ideal, check_scores
 from fastndcg._options import (
     AGGREGATES,
     IDEALS,
@@ -151,9 +151,14 @@ class Engine:
     def score(self, layout: Layout, **inputs: Any) -> tuple[np.ndarray, np.ndarray]:
         """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads()).
 
-        ``inputs`` as for :meth:`plan`.
+        ``inputs`` as for :meth:`plan`. Scores not checked yet (``layout.scores_checked``) are
+        checked by the kernel as it reads them; a NaN or infinite one raises a ValueError here.
         """
-        return run_plan(self.plan(layout, **inputs), self.backend)
+        layout = self.held_scores(layout)
+        dcg, idcg, nonfinite = run_plan(self.plan(layout, **inputs), self.backend)
+        if nonfinite and not layout.scores_checked:
+            check_scores(layout)
+        return dcg, idcg
 
     def plan(
         self,
@@ -210,9 +215,14 @@ class Engine:
             return scores.astype(np.float32, copy=False)
 
     def held_scores(self, layout: Layout) -> Layout:
-        """``layout`` with its scores as held before ranking (see :meth:`held`)."""
+        """``layout`` with its scores as held before ranking (see :meth:`held`).
+
+        Scores are checked before a rounding to float32, which turns large finite scores into
+        infinities the kernel would otherwise take for bad input.
+        """
         if self.score_dtype == "float64" or layout.scores is None:
             return layout
+        layout = check_scores(layout)
         return replace(layout, scores=self.held(layout.scores))
 
     def options(self, ranked: bool) -> dict[str, Any]:

@@ -122,16 +122,35 @@ def _load_grades(views, code, s, n, out):
 
 @njit(cache=True, _nrt=False)
 def _load_scores(views, code, s, n, out):
-    """``out[:n]`` = rows ``s:s+n`` of the scores in slot ``code`` of the (f8, f4) ``views``."""
+    """``out[:n]`` = rows ``s:s+n`` of the scores in slot ``code`` of the (f8, f4) ``views``.
+
+    Returns how many of them are NaN or infinite: the copy checks the scores on the way, so
+    the API need not read the column once more before the kernel (see ``score_queries``).
+    """
     rows = np.uint64(n)
+    nonfinite = 0
     if code == 0:
         column = views[0][s : s + n]
         for t in range(rows):
-            out[t] = column[t]
+            x = column[t]
+            out[t] = x
+            nonfinite += (x - x) != 0.0  # NaN for inf and NaN, 0 otherwise
     else:
         column = views[1][s : s + n]
         for t in range(rows):
-            out[t] = column[t]
+            x = np.float64(column[t])
+            out[t] = x
+            nonfinite += (x - x) != 0.0
+    return nonfinite
+
+
+@njit(cache=True, _nrt=False)
+def _holds_nan(values, n):
+    """True when one of ``values[:n]`` is NaN."""
+    for t in range(n):
+        if values[t] != values[t]:
+            return True
+    return False
 
 
 @njit(cache=True, inline="always")
@@ -768,6 +787,11 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     k_max, ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain); grades and scores
     are views tuples. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite
     cutoff; ``level_order`` is empty unless IDCG may count integer grade levels.
+
+    Returns the number of NaN or infinite scores met (scores are checked as they are loaded,
+    not by a separate pass; infinite scores are valid where the caller has checked the column
+    already, as before rounding to float32). A query holding a NaN score is not ranked: its
+    DCG and IDCG are NaN, and the caller raises.
     The GIL is released, so threads score different query ranges at once. (One function, not a
     driver calling a per-range helper: Numba optimises every compiled function's whole call
     tree again, and the extra level cost seconds of compile.)
@@ -827,6 +851,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     average = tie_mode == TIE_AVERAGE and not ranked
     input_order_ties = tie_mode == TIE_STABLE or tie_mode == TIE_AVERAGE
     by_count = input_order_ties and ideal_mode != IDEAL_LOCAL
+    nonfinite = 0
 
     for q in range(q0, q1):
         s = offsets[q]
@@ -844,7 +869,14 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             for t in range(count):
                 buf[t] = t
         else:
-            _load_scores(scores, score_code, s, n, sc)
+            bad = _load_scores(scores, score_code, s, n, sc)
+            if bad:
+                nonfinite += bad
+                if _holds_nan(sc, n):  # the caller raises; the ranking code assumes no NaN
+                    for j in range(n_cut):
+                        dcg_out[q, j] = np.nan
+                        idcg_out[q, j] = np.nan
+                    continue
             select = count <= SMALL_SELECT and count < n
             m = n
             if select:
@@ -998,6 +1030,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             for j in range(n_cut):
                 cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
                 idcg_out[q, j] = ideal_prefix[cut]
+    return nonfinite
 
 
 # ---------------------------------------------------------------------------------------------

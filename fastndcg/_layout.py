@@ -13,7 +13,8 @@ are not copied, and nothing the caller passed is ever written to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,10 @@ import numpy as np
 from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, ColumnStats, column_stats, readonly
 
 _BLOCK = 1 << 20  # rows per block where NumPy needs a temporary per row
+
+
+def _input_row(row: int) -> str:
+    return f"row {row}"
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,11 @@ class Layout:
         Range and integrality of the grades (from the validation pass).
     row_order : ndarray of int64 or None
         ``row_order[r]`` is the input row that became layout row ``r``; None when no rows moved.
+    scores_checked : bool
+        False while the scores may still hold a NaN or an infinite value: the Numba kernel
+        checks them as it reads them, and :func:`check_scores` then names the first one.
+    where : callable
+        Words an input row for error messages.
     """
 
     offsets: np.ndarray
@@ -49,6 +59,8 @@ class Layout:
     query_ids: np.ndarray
     grade_stats: ColumnStats
     row_order: np.ndarray | None = None
+    scores_checked: bool = True
+    where: Callable[[int], str] = _input_row
 
     @property
     def n_queries(self) -> int:
@@ -113,12 +125,30 @@ def checked_stats(
     stats = column_stats(values, use_numba, integral)
     bad = stats.first_nonfinite
     if bad >= 0:
-        kind = "a NaN" if np.isnan(values[bad]) else "an infinite"
-        raise ValueError(
-            f"{name} has {kind} value at {where(bad)}; "
-            f"{name} must be finite: drop or fill those rows first"
-        )
+        raise _nonfinite_error(name, values[bad], where(bad))
     return stats
+
+
+def _nonfinite_error(name: str, value: float, where: str) -> ValueError:
+    kind = "a NaN" if np.isnan(value) else "an infinite"
+    return ValueError(
+        f"{name} has {kind} value at {where}; {name} must be finite: drop or fill those rows first"
+    )
+
+
+def check_scores(layout: Layout) -> Layout:
+    """``layout`` with its scores known finite; a ValueError names the first that is not.
+
+    "First" is in input order, as when the scores are checked before rows are grouped.
+    """
+    if layout.scores_checked or layout.scores is None:
+        return layout
+    bad = np.flatnonzero(~np.isfinite(layout.scores))
+    if bad.size:
+        rows = bad if layout.row_order is None else layout.row_order[bad]
+        first = int(np.argmin(rows))
+        raise _nonfinite_error("scores", layout.scores[bad[first]], layout.where(int(rows[first])))
+    return replace(layout, scores_checked=True)
 
 
 def build_layout(
@@ -186,10 +216,11 @@ def finish_layout(
 ) -> Layout:
     """Validate grades and scores, then build the layout (rows moved into ``row_order``).
 
-    ``where(row)`` words a row number for error messages.
+    ``where(row)`` words an input row for error messages. With ``use_numba`` the scores are
+    left to the kernel, which checks them as it reads them (``Layout.scores_checked``).
     """
     grade_stats = checked_stats(grades, "grades", where, use_numba)
-    if scores is not None:
+    if scores is not None and not use_numba:
         checked_stats(scores, "scores", where, use_numba, integral=False)
     if row_order is not None:
         grades = grades[row_order]
@@ -201,6 +232,8 @@ def finish_layout(
         query_ids,
         grade_stats,
         row_order,
+        scores_checked=not use_numba,
+        where=where,
     )
 
 

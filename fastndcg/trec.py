@@ -300,7 +300,7 @@ def ndcg_run(
                 judgments_table, judged_grades, absent if missing == "zero" else None
             )
             ideal = {"ideal_grades": ideal_grades, "ideal_offsets": ideal_offsets}
-        dcg, idcg = engine.score(engine.held_scores(layout), tie_key=tie_key, **ideal)
+        dcg, idcg = engine.score(layout, tie_key=tie_key, **ideal)
     query_ids = layout.query_ids
     reported = codes.reported(len(query_ids))
     if reported is not None:  # the run's queries without judgments are scored, not reported

@@ -185,6 +185,40 @@ def test_bad_input(backend, kwargs, exc, match):
         call(backend=backend, **kwargs)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("grouped", [False, True], ids=["offsets", "shuffled qid"])
+def test_nonfinite_scores_are_found_anywhere(backend, n_threads, grouped):
+    """The numba backend checks scores as its kernel reads them (in chunks, on threads, after
+    rows were grouped by query); the error still names the first bad score in input order."""
+    rng = np.random.default_rng(11)
+    n = 300_000  # several chunks per thread
+    grades = rng.integers(0, 3, n).astype(np.float64)
+    layout = dict(offsets=np.arange(0, n + 1, 100))
+    if grouped:  # rows of a query scattered: the kernel meets them in another order
+        layout = dict(qid=rng.permutation(np.repeat(np.arange(n // 100), 100)))
+    cases = [[n - 1], [0], rng.choice(n, 40, replace=False)]
+    for bad_rows in cases:
+        scores = rng.random(n)
+        scores[bad_rows] = rng.choice([np.nan, np.inf, -np.inf], len(bad_rows))
+        first = min(bad_rows)
+        kind = "a NaN" if np.isnan(scores[first]) else "an infinite"
+        with pytest.raises(ValueError, match=f"scores has {kind} value at row {first};"):
+            fastndcg.ndcg(grades, scores, k=10, backend=backend, n_threads=n_threads, **layout)
+
+
+@pytest.mark.parametrize("k", [3, None])
+def test_scores_beyond_float32_are_valid_when_held_as_float32(backend, k):
+    """Finite float64 scores beyond the float32 range are valid input; held as float32 they
+    become +-inf (as in tools that store float32), which the kernels' check must not reject."""
+    grades = np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0])
+    scores = np.array([1e300, -1e300, 0.5, 1e39, 0.1, -0.2])
+    held = fastndcg.ndcg(grades, scores, k=k, backend=backend, score_dtype="float32")
+    # the same order, and the same tie of rows 0 and 3 at the top, from float32 scores
+    same_order = np.array([1e30, -1e30, 0.5, 1e30, 0.1, -0.2])
+    expected = fastndcg.ndcg(grades, same_order, k=k, backend=backend, score_dtype="float32")
+    np.testing.assert_array_equal(held.per_query, expected.per_query)
+
+
 @pytest.mark.parametrize(
     ("grades", "scores", "kwargs", "exc", "match"),
     [

@@ -18,6 +18,9 @@ from fastndcg._layout import Layout
 from fastndcg._options import Discount, Gain
 from fastndcg._scan import ColumnStats, column_stats, readonly
 
+# deepest cutoff beyond the longest list that ideal="max" sums discounts to (a table of 128 MiB)
+MAX_IDEAL_SLOTS = 1 << 24
+
 _EMPTY_F = readonly(np.empty(0, dtype=np.float64))
 _EMPTY_I = readonly(np.empty(0, dtype=np.int64))
 
@@ -97,6 +100,12 @@ def make_plan(
     ranks = depth if whole else min(k_max, depth)
     if ideal_mode == C.IDEAL_MAX:
         ranks = max(ranks, k_max, longest if whole else 0)
+        if ranks > max(depth, MAX_IDEAL_SLOTS):
+            raise ValueError(
+                f"ideal='max' fills all k={k_max:,} slots with the largest gain, which needs the "
+                f"discounts of {k_max:,} ranks; beyond the longest list ({depth:,} rows) it "
+                f"takes cutoffs up to {MAX_IDEAL_SLOTS:,}: pass a smaller k"
+            )
     table = discount.table(ranks)
     prefix = np.zeros(ranks + 1)
     with np.errstate(over="ignore"):  # an infinite sum is reported below

@@ -299,6 +299,30 @@ def test_large_gains_that_fit_are_scored(backend, kwargs):
     assert np.all(np.isfinite(result.per_query)) and 0 < result.mean[0] <= 1
 
 
+@pytest.mark.parametrize("k", [10**12, [5, 10**9]])
+def test_ideal_max_beyond_the_discount_limit_is_an_error(backend, k):
+    """Not a MemoryError for a table of 10**12 discounts, nor 16 GiB allocated for 10**9."""
+    with pytest.raises(ValueError, match=r"ideal='max' fills all k=1,000,000,000(,000)? slots"):
+        call(backend=backend, ideal="max", k=k)
+
+
+def test_ideal_max_cutoffs_up_to_the_limit_are_scored(backend, monkeypatch):
+    """Beyond the longest list ideal='max' sums discounts up to MAX_IDEAL_SLOTS ranks; a list
+    longer than that is scored whole (its table is as long as the data)."""
+    from fastndcg import _plan
+
+    monkeypatch.setattr(_plan, "MAX_IDEAL_SLOTS", 8)
+    at_limit = call(backend=backend, ideal="max", k=8).mean[0]
+    dcg = (2**G - 1) @ (1 / np.log2(np.arange(2, 7)))  # S ranks the rows in input order
+    expected = dcg / (7 * np.sum(1 / np.log2(np.arange(2, 10))))
+    assert at_limit == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="takes cutoffs up to 8: pass a smaller k"):
+        call(backend=backend, ideal="max", k=9)
+    long_list = np.arange(20.0) % 3
+    whole = fastndcg.ndcg(long_list, -np.arange(20.0), ideal="max", backend=backend)
+    assert 0 < whole.mean[0] < 1
+
+
 def test_masked_padding_is_not_validated(backend):
     grades = np.array([[3.0, 1.0, np.nan], [0.0, 2.0, -7.0]])
     mask = np.array([[True, True, False], [True, True, False]])

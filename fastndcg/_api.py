@@ -213,6 +213,8 @@ def ndcg_score(
             "The 'ignore_ties' parameter of ndcg_score must be an instance of 'bool' or an "
             f"instance of 'numpy.bool'. Got {ignore_ties!r} instead."
         )
+    for name, value in (("y_true", y_true), ("y_score", y_score), ("sample_weight", sample_weight)):
+        _sklearn_check_array_like(name, value, none_ok=name == "sample_weight")
     true = _sklearn_check_array(y_true)
     score = _sklearn_check_array(y_score)
     lengths = [true.shape[0], score.shape[0]]
@@ -242,7 +244,7 @@ def ndcg_score(
         raise ValueError(
             f"y_true and y_score must have the same shape; got {true.shape} and {score.shape}"
         )
-    cut = None if k is None else int(k)
+    cut = None if k is None else int(min(k, true.shape[1]))  # deeper cutoffs change nothing
     if ignore_ties:
         order = np.argsort(score, axis=1)[:, ::-1]
         result = ndcg(
@@ -253,9 +255,24 @@ def ndcg_score(
     return float(np.average(result.per_query[:, 0], weights=sample_weight))
 
 
+def _sklearn_check_array_like(name: str, value: Any, none_ok: bool) -> None:
+    """scikit-learn's parameter check for "array-like" (``None`` too where ``none_ok``)."""
+    if value is None and none_ok:
+        return
+    if np.isscalar(value) or not (
+        hasattr(value, "__len__") or hasattr(value, "shape") or hasattr(value, "__array__")
+    ):
+        raise InvalidParameterError(
+            f"The {name!r} parameter of ndcg_score must be an array-like"
+            f"{' or None' if none_ok else ''}. Got {value!r} instead."
+        )
+
+
 def _sklearn_check_array(values: Any) -> np.ndarray:
     """The subset of scikit-learn's ``check_array`` that ``ndcg_score`` relies on."""
     array = np.asarray(values)
+    if array.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported\n{array}\n")
     if array.dtype.kind in "US":
         raise ValueError(
             "dtype='numeric' is not compatible with arrays of bytes/strings.Convert your "

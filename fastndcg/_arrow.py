@@ -87,6 +87,24 @@ def numeric_column(
     return values.to_numpy(zero_copy_only=True)
 
 
+def check_id_column(values: pa.ChunkedArray | pa.Array, name: str, base_row: int = 0) -> None:
+    """A query-id column must have no nulls and hold plain values (not lists or structs)."""
+    if values.null_count:
+        raise ValueError(
+            f"column {name!r} (qid) has a null at row {base_row + _first_null(values)}; every "
+            "row needs a query id"
+        )
+    kind = values.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if pa.types.is_nested(kind) or pa.types.is_null(kind):
+        raise TypeError(
+            f"column {name!r} (qid) must hold integers, floats, strings or bytes; it has Arrow "
+            f"type {values.type}. Cast it first, e.g. table.set_column(...) with "
+            "pyarrow.compute.cast"
+        )
+
+
 def group_column(
     values: pa.ChunkedArray | pa.Array, name: str, use_numba: bool
 ) -> tuple[np.ndarray, Any, np.ndarray | None]:
@@ -94,11 +112,7 @@ def group_column(
 
     Numeric ids in one chunk are read in place; strings and dictionaries are encoded once.
     """
-    if values.null_count:
-        raise ValueError(
-            f"column {name!r} (qid) has a null at row {_first_null(values)}; every row needs a "
-            "query id"
-        )
+    check_id_column(values, name)
     kind = values.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         ids = numeric_column(values, name, "qid")
@@ -110,7 +124,7 @@ def group_column(
         codes = np.concatenate([chunk.indices.to_numpy() for chunk in encoded.chunks])
         return group_codes(codes.astype(np.int64), encoded.chunk(0).dictionary)
     if isinstance(values, pa.ChunkedArray):
-        values = values.unify_dictionaries().combine_chunks() if values.num_chunks else values
+        values = values.unify_dictionaries().combine_chunks()
     if not pa.types.is_dictionary(values.type):
         values = pc.dictionary_encode(values)
     return _first_appearance_groups(values)

@@ -9,6 +9,7 @@ normalise, apply the zero-IDCG rule and aggregate.
 from __future__ import annotations
 
 import inspect
+import math
 import numbers
 from dataclasses import dataclass, replace
 from typing import Any
@@ -269,6 +270,7 @@ class Engine:
         """Normalise DCG by IDCG, apply the zero-IDCG rule and aggregate per cutoff."""
         per_query = self.per_query(query_ids, dcg, idcg)
         w = query_weights(weights, dcg.shape[0])
+        w = None if w is None else relative_weights(w)  # mean and ratio: only ratios matter
         counted = ~np.isnan(per_query)
         counted_w = np.where(counted, (np.ones(dcg.shape[0]) if w is None else w)[:, None], 0.0)
         if self.aggregate == "mean":
@@ -308,14 +310,17 @@ def query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
     bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
     if bad.size:
         raise ValueError(f"weights must be finite and >= 0; weights[{bad[0]}] = {w[bad[0]]}")
-    with np.errstate(over="ignore"):
-        total = w.sum()
-    if not np.isfinite(total):
-        raise ValueError(
-            "weights sum to more than float64 holds; scale them down (the aggregate depends "
-            "only on their ratios)"
-        )
     return w
+
+
+def relative_weights(weights: np.ndarray) -> np.ndarray:
+    """``weights`` scaled exactly (by a power of two) so that the largest is in [0.5, 1).
+
+    For aggregates that depend only on the weights' ratios: no sum or product of the scaled
+    weights overflows, and subnormal weights become normal numbers.
+    """
+    top = float(weights.max()) if weights.size else 0.0
+    return np.ldexp(weights, -math.frexp(top)[1]) if top > 0 else weights
 
 
 def _random_seed(seed: Any) -> int:

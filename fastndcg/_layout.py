@@ -22,6 +22,10 @@ import numpy as np
 from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, ColumnStats, column_stats, readonly
 
 _BLOCK = 1 << 20  # rows per block where NumPy needs a temporary per row
+# query id dtypes the run-bound kernel reads (native byte order); others are compared by NumPy
+_RUN_DTYPES = tuple(
+    np.dtype(t) for t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")
+)
 
 
 def _input_row(row: int) -> str:
@@ -253,17 +257,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
         keep = None
         offs = np.arange(n_queries + 1, dtype=np.int64) * width
     else:
-        keep = np.asarray(mask)
-        if keep.shape != grades.shape:
-            raise ValueError(
-                f"mask must have the same shape as grades: grades {grades.shape}, mask {keep.shape}"
-            )
-        if keep.dtype != np.bool_:
-            if keep.dtype.kind not in "iu" or not np.isin(keep, (0, 1)).all():
-                raise TypeError(
-                    f"mask must be boolean (True = keep the item); got dtype {keep.dtype}"
-                )
-            keep = keep.astype(bool)
+        keep = dense_mask(mask, grades.shape)
         offs = np.zeros(n_queries + 1, dtype=np.int64)
         np.cumsum(keep.sum(axis=1), out=offs[1:])
 
@@ -271,13 +265,30 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
         return matrix.reshape(-1) if keep is None else matrix[keep]
 
     def where(row: int) -> str:
-        q = int(np.searchsorted(offs, row, side="right")) - 1
-        return f"query row {q}, item {row - offs[q]}"
+        cell = row if keep is None else int(np.flatnonzero(keep.reshape(-1))[row])
+        q, item = divmod(cell, width)
+        return f"query row {q}, item {item}"
 
     grade_vec = as_grade_vector(flat(grades), "grades")
     score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores")
     query_ids = np.arange(n_queries, dtype=np.int64)
     return finish_layout(offs, grade_vec, score_vec, query_ids, where, use_numba)
+
+
+def dense_mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """The padding ``mask`` of dense input as a boolean array of ``shape`` (True = keep)."""
+    if isinstance(mask, np.ma.MaskedArray):
+        raise TypeError("mask must be a plain array, not a numpy masked array")
+    keep = np.asarray(mask)
+    if keep.shape != shape:
+        raise ValueError(
+            f"mask must have the same shape as grades: grades {shape}, mask {keep.shape}"
+        )
+    if keep.dtype != np.bool_:
+        if keep.dtype.kind not in "iu" or not np.isin(keep, (0, 1)).all():
+            raise TypeError(f"mask must be boolean (True = keep the item); got dtype {keep.dtype}")
+        keep = keep.astype(bool)
+    return keep
 
 
 def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
@@ -334,7 +345,7 @@ def run_bounds(ids: np.ndarray, use_numba: bool) -> np.ndarray:
 
     Temporary memory is bounded (a kernel with numba, blocks of rows without).
     """
-    if use_numba and ids.dtype.kind in "iuf":
+    if use_numba and ids.dtype in _RUN_DTYPES:
         from fastndcg._kernels import run_starts
 
         return run_starts(readonly(np.ascontiguousarray(ids)))
@@ -364,12 +375,37 @@ def _query_id_vector(qid: Any, name: str) -> np.ndarray:
     ids = np.asarray(qid)
     if ids.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {ids.shape}")
-    if ids.dtype.kind == "f":
-        bad = np.flatnonzero(np.isnan(ids))
-        if bad.size:
-            raise ValueError(f"{name} has a NaN at row {bad[0]}; every row needs a query id")
     if ids.dtype.kind not in "biufUSO":
         raise TypeError(f"{name} must hold integers, floats, strings or bytes; got {ids.dtype}")
+    if ids.dtype.kind in "iuf" and not ids.dtype.isnative:
+        ids = ids.astype(ids.dtype.newbyteorder("="))
+    if ids.dtype.kind == "f":
+        ids = plain_float_ids(ids, name, lambda r: f"row {r}")
+    return ids
+
+
+def plain_float_ids(ids: np.ndarray, name: str, where: Callable[[int], str]) -> np.ndarray:
+    """Float query ids as float32 or float64, without NaN, with -0.0 as 0.0.
+
+    -0.0 and 0.0 are one query, as Python and NumPy compare them (Arrow's hashing would tell
+    them apart). float16 ids widen exactly; wider floats must be float64 values.
+    """
+    if ids.dtype == np.float16:
+        ids = ids.astype(np.float32)
+    elif ids.dtype.itemsize > 8:
+        narrow = ids.astype(np.float64)
+        if not np.array_equal(narrow, ids, equal_nan=True):
+            raise TypeError(
+                f"{name} holds {ids.dtype} values that float64 cannot tell apart; pass the ids "
+                "as integers or strings"
+            )
+        ids = narrow
+    bad = np.flatnonzero(np.isnan(ids))
+    if bad.size:
+        raise ValueError(f"{name} has a NaN at {where(int(bad[0]))}; every row needs a query id")
+    negative_zero = (ids == 0) & np.signbit(ids)
+    if negative_zero.any():
+        ids = np.where(negative_zero, ids.dtype.type(0), ids)
     return ids
 
 
@@ -379,6 +415,10 @@ def _dictionary_encode(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarr
 
     try:
         encoded = pa.array(ids).dictionary_encode()
+    except OverflowError as exc:
+        raise TypeError(
+            f"{name} holds integers that do not fit in 64 bits ({exc}); pass such ids as strings"
+        ) from exc
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
         raise TypeError(
             f"{name} must hold values of one type (integers, floats, strings or bytes): {exc}"
@@ -416,6 +456,9 @@ class Judgments:
         Query ``q`` owns judgment rows ``offsets[q]:offsets[q+1]``; a query without judgments
         gets an empty list.
         """
+        if self.query_ids.size == 0:  # no judgment at all: every list is empty
+            empty = np.zeros(len(query_ids) + 1, dtype=np.int64)
+            return readonly(empty), readonly(self.grades), self.stats
         where = _positions_of(query_ids, self.query_ids)
         found = where >= 0
         starts = np.where(found, self.offsets[np.maximum(where, 0)], 0)

@@ -148,7 +148,7 @@ def _apply_gain(
     """
 
     def where(row: int) -> str:
-        return f"row {layout.input_row(row)} (query {layout.query_of_row(row)!r})"
+        return f"{layout.where(layout.input_row(row))} (query {layout.query_of_row(row)!r})"
 
     grades = layout.grades
     sources = [(grades, layout.grade_stats, "grades", where)]
@@ -240,8 +240,8 @@ def _check_table_grades(
         return
     if stats is None:
         stats = column_stats(values, use_numba=False)
-    row = stats.first_nonintegral
-    if row >= 0:
+    if not stats.integral:  # the stats may be of the rows before grouping: find it in values
+        row = int(np.flatnonzero(values != np.floor(values))[0])
         raise ValueError(
             f"a gain table maps integer grades to gains, but {name} has {values[row]:g} at "
             f"{where(row)}; round the grades or pass a callable gain"

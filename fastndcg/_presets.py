@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._engine import KEYED_TIES, query_weights
+from fastndcg._engine import KEYED_TIES, query_weights, relative_weights
+from fastndcg._layout import dense_mask
 from fastndcg._options import AGGREGATES
 from fastndcg._result import NDCGResult
 
@@ -498,6 +499,18 @@ def tool_mean(
     """
     n_queries, n_cutoffs = per_query.shape
     w = np.ones(n_queries) if weights is None else weights
+    if rule in ("mean", "keras_rs"):  # only the weights' ratios matter
+        w = relative_weights(w)
+    else:
+        with np.errstate(over="ignore"):  # reported below
+            held = w.astype(np.float32) if rule == "xgboost" else w  # XGBoost holds them so
+            total = held.sum(dtype=np.float64)
+        if not np.isfinite(total):
+            raise ValueError(
+                f"weights beyond the {held.dtype} range (largest {w.max():g}, sum {total:g}); "
+                f"aggregate={rule!r} adds queries without relevant items unweighted, so the "
+                "weights' scale matters: scale them down"
+            )
     counted = ~np.isnan(per_query)
     values = np.where(counted, per_query, 0.0)
     if rule == "keras_rs":
@@ -562,20 +575,30 @@ def _keras_items(
     grades = args[0] if positional else options.get("grades")
     if grades is None or np.ndim(grades) != 2:
         return args, options, None
-    labels = np.asarray(grades, dtype=np.float64)
+    labels = _dense_numeric(grades, "grades")
+    nan = np.argwhere(np.isnan(labels))
+    if nan.size:  # not a negative label: keras-rs would not mask it
+        raise ValueError(
+            f"grades has a NaN value at query row {nan[0][0]}, item {nan[0][1]}; grades must be "
+            "finite: drop or fill those items first"
+        )
     keep = labels >= 0
     if options.get("mask") is not None:
-        keep &= np.asarray(options["mask"], dtype=bool)
+        keep &= dense_mask(options["mask"], labels.shape)
     weights = options.get("weights")
     per_item = weights is not None and np.ndim(weights) == 2
     if weights is None:
         w = np.ones_like(labels)
     elif per_item:
-        w = np.asarray(weights, dtype=np.float64)
+        w = _dense_numeric(weights, "weights")
         if w.shape != labels.shape:
             raise ValueError(
                 f"item weights must have the shape of grades {labels.shape}; got {w.shape}"
             )
+        bad = np.argwhere(~np.isfinite(w))
+        if bad.size:
+            q, item = bad[0]
+            raise ValueError(f"item weights must be finite; weights[{q}, {item}] = {w[q, item]}")
     else:
         w = np.broadcast_to(query_weights(weights, labels.shape[0])[:, None], labels.shape)
     keep &= w > 0
@@ -594,6 +617,13 @@ def _keras_items(
         return (labels, *args[1:]), options, list_weights
     options["grades"] = labels
     return args, options, list_weights
+
+
+def _dense_numeric(values: Any, name: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric (bool, int or float); got dtype {array.dtype}")
+    return array.astype(np.float64)
 
 
 def _gains(labels: np.ndarray, gain: Any) -> np.ndarray:

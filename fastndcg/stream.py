@@ -30,13 +30,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._arrow import as_arrow, column, numeric_column
+from fastndcg._arrow import as_arrow, check_id_column, column, numeric_column
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import (
     Judgments,
     as_grade_vector,
     as_score_vector,
     finish_layout,
+    plain_float_ids,
     run_bounds,
 )
 from fastndcg._options import plain
@@ -149,10 +150,7 @@ class StreamScorer:
         self._rows += n
         if n == 0:
             return self.empty()
-        ids = column(batch, qid_name, "qid")
-        if ids.null_count:
-            row = base + int(pc.index(ids.is_null(), True).as_py())
-            raise ValueError(f"column {qid_name!r} (qid) has a null at row {row}")
+        ids = _plain_ids(column(batch, qid_name, "qid"), qid_name, base)
         if self._qid_type is None:
             self._qid_type = ids.type
         elif ids.type != self._qid_type:
@@ -260,13 +258,27 @@ class StreamScorer:
         return pa.record_batch(arrays, names=names)
 
 
+def _plain_ids(ids: pa.Array, name: str, base: int) -> pa.Array:
+    """The batch's query ids, checked, with dictionaries decoded.
+
+    Float ids are taken as :func:`fastndcg.ndcg` takes them: no NaN, and -0.0 is query 0.0.
+    """
+    check_id_column(ids, name, base)
+    if pa.types.is_dictionary(ids.type):
+        ids = ids.dictionary_decode()
+    if pa.types.is_floating(ids.type):
+        values = ids.to_numpy(zero_copy_only=False)
+        plain = plain_float_ids(values, f"column {name!r} (qid)", lambda r: f"row {base + r}")
+        if plain is not values:
+            ids = pa.array(plain)
+    return ids
+
+
 def _run_bounds(ids: pa.Array, use_numba: bool) -> np.ndarray:
     """Start of every run of equal consecutive ids, and the row count at the end."""
     kind = ids.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         return run_bounds(ids.to_numpy(zero_copy_only=False), use_numba)
-    if pa.types.is_dictionary(kind):
-        ids = ids.dictionary_decode()
     changed = pc.not_equal(ids[1:], ids[:-1]).to_numpy(zero_copy_only=False)
     inner = np.flatnonzero(changed) + 1
     return np.concatenate(([0], inner, [len(ids)])).astype(np.int64)

@@ -165,11 +165,6 @@ def call(**overrides):
         (dict(weights=[1.0, 2.0]), ValueError, "one weight per query: 1 queries"),
         (dict(weights=[-1.0]), ValueError, r"weights must be finite and >= 0; weights\[0\] = -1.0"),
         (dict(weights=[np.nan]), ValueError, "weights must be finite"),
-        (
-            dict(qid=[0, 0, 1, 1, 1], weights=[1e308, 1e308]),
-            ValueError,
-            r"weights sum to more than float64 holds; scale them down",
-        ),
         (dict(seed=3), ValueError, "seed= is only used with ties='random'"),
         (dict(ties="random", seed=-1), TypeError, "seed must be a non-negative int"),
         (dict(ties="random", seed=1.5), TypeError, "seed must be a non-negative int"),
@@ -321,6 +316,92 @@ def test_ideal_max_cutoffs_up_to_the_limit_are_scored(backend, monkeypatch):
     long_list = np.arange(20.0) % 3
     whole = fastndcg.ndcg(long_list, -np.arange(20.0), ideal="max", backend=backend)
     assert 0 < whole.mean[0] < 1
+
+
+@pytest.mark.parametrize("aggregate", ["mean", "ratio", "keras_rs"])
+@pytest.mark.parametrize("scale", [2.0**-1072, 2.0**-600, 2.0**900, 2.0**1020])
+def test_aggregates_depend_only_on_the_weights_ratios(backend, aggregate, scale):
+    """Weights near the ends of the float64 range (subnormal, or whose sums and products
+    overflow) give the aggregate of the same weights scaled into range, bit for bit (for the
+    aggregates that depend only on the weights' ratios)."""
+    qid = [0, 0, 1, 1, 1, 2, 2, 3]
+    grades = [2.0, 0.0, 1.0, 0.0, 3.0, 0.0, 1.0, 1.0]
+    scores = [0.1, 0.2, 0.3, 0.9, 0.5, 0.4, 0.3, 0.2]
+    weights = np.array([1.0, 3.0, 2.0, 4.0])
+    options = dict(qid=qid, backend=backend, aggregate=aggregate, k=2)
+    expected = fastndcg.ndcg(grades, scores, weights=weights, **options).mean
+    assert np.all(np.isfinite(expected))
+    scaled = fastndcg.ndcg(grades, scores, weights=weights * scale, **options).mean
+    np.testing.assert_array_equal(scaled, expected)
+
+
+@pytest.mark.parametrize(
+    ("aggregate", "weights"), [("lightgbm", [1e308, 1e308]), ("xgboost", [1.0, 1e39])]
+)
+def test_weights_beyond_a_tools_range_are_an_error(backend, aggregate, weights):
+    """LightGBM and XGBoost add queries without relevant items unweighted: the weights' scale
+    matters, so they cannot be rescaled; XGBoost holds them as float32."""
+    with pytest.raises(ValueError, match=f"weights beyond the .* range.*aggregate='{aggregate}'"):
+        fastndcg.ndcg(
+            G, S, qid=[0, 0, 1, 1, 1], weights=weights, aggregate=aggregate, backend=backend
+        )
+
+
+def test_weights_whose_sum_overflows_are_scored(backend):
+    """The sum of these weights is beyond float64; they are equal, so the mean is unweighted."""
+    options = dict(qid=[0, 0, 1, 1, 1], backend=backend)
+    weighted = fastndcg.ndcg(G, S, weights=[1e308, 1e308], **options).mean
+    np.testing.assert_allclose(weighted, fastndcg.ndcg(G, S, **options).mean, rtol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("grades", "options", "match"),
+    [
+        # the non-integral grade sits in the third query, which grouping moves
+        (
+            [0.0, 0.0, 0.0, 0.0, 0.0, 1.5, 0.0],
+            dict(qid=[1, 2, 3, 1, 2, 3, 1], gain=[0, 1, 3]),
+            r"grades has 1.5 at row 5 \(query 3\)",
+        ),
+        # dense input: the item is the column, whatever the mask dropped before it
+        (
+            np.array([[1.0, 0.0, -1.0], [0.0, 1.0, 1.0]]),
+            dict(mask=np.array([[True, False, True], [True, True, True]])),
+            r"grades has -1 at query row 0, item 2",
+        ),
+        (
+            np.array([[1.0, 0.0, np.nan], [0.0, 1.0, 1.0]]),
+            dict(mask=np.array([[True, False, True], [True, True, True]])),
+            r"grades has a NaN value at query row 0, item 2",
+        ),
+    ],
+)
+def test_errors_name_the_input_row(backend, grades, options, match):
+    scores = np.arange(np.size(grades), dtype=np.float64).reshape(np.shape(grades))
+    with pytest.raises(ValueError, match=match):
+        fastndcg.ndcg(grades, scores, backend=backend, **options)
+
+
+@pytest.mark.parametrize(
+    ("options", "exc", "match"),
+    [
+        (dict(grades=[[1.0, np.nan], [0.0, 1.0]]), ValueError, "NaN value at query row 0, item 1"),
+        (dict(grades=[[1.0, None], [0.0, 1.0]]), TypeError, "grades must be numeric"),
+        (dict(mask=[True, False]), ValueError, "mask must have the same shape as grades"),
+        (dict(mask=[[2, 0], [1, 1]]), TypeError, "mask must be boolean"),
+        (dict(weights=[[np.nan, 1.0], [1.0, 1.0]]), ValueError, r"weights\[0, 0\] = nan"),
+        (dict(weights=[[1.0, 1.0], [np.inf, 1.0]]), ValueError, r"weights\[1, 0\] = inf"),
+    ],
+)
+def test_keras_rs_item_handling_checks_its_inputs(backend, options, exc, match):
+    """keras-rs drops items with a negative label, a False mask or a weight <= 0; anything it
+    would not drop must still be valid."""
+    options = {"grades": [[1.0, 0.0], [0.0, 1.0]], **options}
+    grades = np.array(options.pop("grades"))  # with a None: an object array
+    with pytest.raises(exc, match=match):
+        fastndcg.ndcg(
+            grades, [[0.1, 0.2], [0.3, 0.4]], aggregate="keras_rs", backend=backend, **options
+        )
 
 
 def test_masked_padding_is_not_validated(backend):

@@ -167,3 +167,56 @@ def test_query_without_judgments_has_zero_idcg(backend):
         backend=backend,
     )
     assert np.isnan(result.per_query[1, 0]) and result.n_skipped[0] == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.longdouble, ">f8", ">i4", "<u2"])
+def test_qid_dtypes_numpy_and_numba_read_differently_are_the_same_queries(backend, dtype):
+    """float16, long double and big-endian ids (the run kernel reads none of them) group as
+    their float64 or native values do."""
+    qid = np.array([3, 3, 1, 1, 1, 2], dtype=dtype)
+    grades = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 1.0])
+    scores = np.array([0.2, 0.4, 0.1, 0.3, 0.5, 0.9])
+    result = fastndcg.ndcg(grades, scores, qid=qid, backend=backend)
+    expected = fastndcg.ndcg(grades, scores, offsets=[0, 2, 5, 6], backend=backend)
+    np.testing.assert_array_equal(result.per_query, expected.per_query)
+    assert list(result.query_ids) == [3, 1, 2]
+
+
+@pytest.mark.parametrize("order", [[0.0, -0.0, 1.0, 1.0], [0.0, 1.0, 1.0, -0.0]])
+def test_negative_zero_is_query_zero(backend, order):
+    """-0.0 == 0.0: one query wherever its rows are (Arrow's hashing tells them apart)."""
+    grades = np.array([1.0, 0.0, 2.0, 1.0])
+    scores = np.array([0.3, 0.2, 0.1, 0.4])
+    result = fastndcg.ndcg(grades, scores, qid=np.array(order), backend=backend)
+    assert result.n_queries == 2
+    assert not np.signbit(result.query_ids).any()
+    judged = fastndcg.ndcg(
+        grades,
+        scores,
+        qid=np.array(order),
+        ideal="global",
+        ideal_grades=[3.0, 3.0],
+        ideal_qid=np.array([-0.0, 1.0]),
+        backend=backend,
+    )
+    assert np.all(np.isfinite(judged.per_query))
+
+
+def test_ids_beyond_64_bits_are_a_type_error(backend):
+    with pytest.raises(TypeError, match=r"integers that do not fit in 64 bits.*pass such ids as"):
+        fastndcg.ndcg([1.0, 0.0], [0.2, 0.1], qid=[2**64, 1], backend=backend)
+
+
+def test_empty_judgment_lists_give_every_query_zero_idcg(backend):
+    result = fastndcg.ndcg(
+        [1.0, 0.0],
+        [0.2, 0.1],
+        qid=[5, 6],
+        ideal="global",
+        ideal_grades=[],
+        ideal_qid=[],
+        zero_idcg="zero",
+        backend=backend,
+    )
+    np.testing.assert_array_equal(result.per_query, [[0.0], [0.0]])
+    np.testing.assert_array_equal(result.idcg, [[0.0], [0.0]])

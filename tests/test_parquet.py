@@ -210,3 +210,22 @@ def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
     assert sizes["large", "memory"] > decoded / 2, sizes  # the measurement sees a whole read
     assert sizes["large", "stream"] < decoded / 2, sizes
     assert sizes["large", "stream"] < sizes["small", "stream"] + decoded / 4, sizes
+
+
+def test_categorical_query_ids_stream(tmp_path, backend):
+    """A pandas categorical id column is dictionary-encoded in Parquet, per row group."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {
+            "qid": pd.Categorical(["a", "a", "b", "b", "c"]),
+            "grade": [2, 0, 0, 1, 1],
+            "score": [0.9, 0.1, 0.8, 0.7, 0.2],
+        }
+    )
+    path = tmp_path / "categorical.parquet"
+    frame.to_parquet(path, row_group_size=3)
+    assert pa.types.is_dictionary(pq.read_schema(path).field("qid").type)
+    got = fastndcg.ndcg_parquet(path, batch_rows=2, backend=backend)
+    expected = fastndcg.ndcg_table(frame.astype({"qid": str}), backend=backend)
+    assert list(got.query_ids) == ["a", "b", "c"]
+    np.testing.assert_array_equal(got.per_query, expected.per_query)

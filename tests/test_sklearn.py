@@ -68,6 +68,12 @@ BAD = {
     ),
     "ignore_ties": dict(y_true=[[1, 0, 2]], y_score=[[1, 2, 3]], ignore_ties="yes"),
     "strings": dict(y_true=[["a", "b"]], y_score=[[1, 2]]),
+    "scalars": dict(y_true=1, y_score=1),
+    "none": dict(y_true=None, y_score=None),
+    "scalar_score": dict(y_true=[[1, 0, 2]], y_score=3.0),
+    "weight_scalar": dict(y_true=[[1, 0], [0, 1]], y_score=[[1, 2], [1, 2]], sample_weight=1.0),
+    "weight_string": dict(y_true=[[1, 0], [0, 1]], y_score=[[1, 2], [1, 2]], sample_weight="ab"),
+    "complex": dict(y_true=np.array([[1 + 1j, 0], [0, 1]]), y_score=[[1, 2], [1, 2]]),
 }
 
 
@@ -90,3 +96,10 @@ def test_all_zero_row_scores_zero_and_counts():
         sklearn_metrics.ndcg_score(y_true, y_score), rel=1e-14
     )
     assert fastndcg.ndcg_score(y_true, y_true) < 1.0  # as in scikit-learn
+
+
+def test_k_beyond_the_lists_is_no_cutoff():
+    y_true, y_score = [[1, 0, 2], [0, 3, 1]], [[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]
+    for k in (3, 10**30):
+        ours = fastndcg.ndcg_score(y_true, y_score, k=k)
+        assert ours == pytest.approx(sklearn_metrics.ndcg_score(y_true, y_score, k=k), rel=1e-12)

@@ -150,3 +150,72 @@ def test_global_ideal_and_max_ideal_when_streaming(backend):
             StreamScorer(k=[1, None]).engine,
         )
         np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_dictionary_query_ids_stream(backend):
+    """Dictionary ids (a pandas categorical written to Parquet), with a dictionary per batch."""
+    first = pa.table(
+        {
+            "qid": pa.array(["a", "a", "b"]).dictionary_encode(),
+            "grade": [2, 0, 1],
+            "score": [0.9, 0.1, 0.3],
+        }
+    )
+    second = pa.table(
+        {"qid": pa.array(["b", "c"]).dictionary_encode(), "grade": [0, 1], "score": [0.8, 0.2]}
+    )
+    scorer = StreamScorer(backend=backend)
+    got = scorer.collect([scorer.feed(first), scorer.feed(second), scorer.finish()])
+    plain = pa.concat_tables(
+        [
+            t.cast(
+                pa.schema([("qid", pa.string()), ("grade", pa.int64()), ("score", pa.float64())])
+            )
+            for t in (first, second)
+        ]
+    )
+    expected = fastndcg.ndcg_table(plain, backend=backend)
+    assert list(got.query_ids) == ["a", "b", "c"]
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_float_query_ids_stream_as_ndcg_takes_them(backend):
+    """-0.0 continues query 0.0 across batches; NaN ids are an error naming the stream row."""
+    first = pa.record_batch({"qid": [1.0, -0.0], "grade": [1, 2], "score": [0.5, 0.1]})
+    second = pa.record_batch({"qid": [0.0, 2.0], "grade": [0, 1], "score": [0.9, 0.3]})
+    got = collect(
+        score_batches([first, second], backend=backend),
+        fastndcg._engine.Engine.create(backend=backend),
+    )
+    expected = fastndcg.ndcg(
+        [1, 2, 0, 1], [0.5, 0.1, 0.9, 0.3], offsets=[0, 1, 3, 4], backend=backend
+    )
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+    with pytest.raises(ValueError, match=r"column 'qid' \(qid\) has a NaN at row 3"):
+        list(
+            score_batches(
+                [
+                    first,
+                    pa.record_batch({"qid": [0.0, np.nan], "grade": [0, 1], "score": [0.9, 0.3]}),
+                ],
+                backend=backend,
+            )
+        )
+
+
+def test_list_query_ids_are_a_type_error():
+    batch = pa.record_batch({"qid": [[1], [1]], "grade": [2, 0], "score": [0.9, 0.1]})
+    with pytest.raises(TypeError, match=r"must hold integers, floats, strings or bytes.*list"):
+        StreamScorer().feed(batch)
+    with pytest.raises(TypeError, match=r"must hold integers, floats, strings or bytes.*list"):
+        fastndcg.ndcg_table(batch)
+
+
+def test_errors_name_the_stream_row(backend):
+    """A grade the gain rejects is named by its row in the stream, not in its batch."""
+    batches = [
+        pa.record_batch({"qid": [1, 1], "grade": [1, 2], "score": [0.5, 0.1]}),
+        pa.record_batch({"qid": [2, 3], "grade": [-1, 0], "score": [0.9, 0.1]}),
+    ]
+    with pytest.raises(ValueError, match=r"grades has -1 at row 2 \(query 2\)"):
+        list(score_batches(batches, backend=backend))

@@ -191,3 +191,15 @@ def test_real_predictions_against_reference(backend, folder):
         queries_from_csr(offsets, labels, scores), k=result.k, ties="stable", zero_idcg="zero"
     )
     np.testing.assert_allclose(result.per_query, np.array(expected.ndcg), rtol=1e-12, atol=1e-12)
+
+
+def test_empty_table_with_dictionary_ids(backend):
+    schema = pa.schema(
+        [
+            ("qid", pa.dictionary(pa.int32(), pa.string())),
+            ("grade", pa.int64()),
+            ("score", pa.float64()),
+        ]
+    )
+    result = fastndcg.ndcg_table(pa.Table.from_batches([], schema=schema), backend=backend)
+    assert result.n_queries == 0 and result.per_query.shape == (0, 1)

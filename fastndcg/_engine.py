@@ -138,6 +138,14 @@ class Engine:
         """Context manager applying ``n_threads`` for the duration of a computation."""
         return thread_limit(self.backend, self.n_threads)
 
+    def check_tie_keys(self, known: bool) -> None:
+        """A tie rule on document ids needs them (``known``): only TREC runs carry them."""
+        if self.ties in KEYED_TIES and not known:
+            raise ValueError(
+                f"ties={self.ties!r} orders ties by document id, which only TREC runs carry "
+                "(fastndcg.ndcg_run); pass another tie rule"
+            )
+
     def check_ideal_inputs(
         self, ideal_grades: Any = None, ideal_qid: Any = None, ideal_offsets: Any = None
     ) -> None:
@@ -178,11 +186,7 @@ class Engine:
         ``row_base`` is the stream position of the layout's first row, so that random tie keys
         of a streamed piece equal those of the whole input.
         """
-        if self.ties in KEYED_TIES and tie_key is None:
-            raise ValueError(
-                f"ties={self.ties!r} needs document ids; it is available where they are known "
-                "(fastndcg.ndcg_run)"
-            )
+        self.check_tie_keys(tie_key is not None)
         ideal = None
         if self.ideal == "global":
             if judgments is not None:
@@ -328,4 +332,6 @@ def _random_seed(seed: Any) -> int:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise TypeError(f"seed must be a non-negative int or None; got {seed!r}")
-    return int(seed) & 0xFFFFFFFFFFFFFFFF
+    if seed >= 1 << 64:
+        raise ValueError(f"seed must be below 2**64; got {seed}")
+    return int(seed)

@@ -86,6 +86,15 @@ class Layout:
         return query.item() if isinstance(query, np.generic) else query
 
 
+def reject_masked(values: Any, name: str) -> None:
+    """A numpy masked array is an error: its mask would be lost on the way to the kernels."""
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(
+            f"{name} is a numpy masked array, whose mask would be ignored; drop the masked "
+            f"rows first ({name}.compressed()), or pass dense 2-D input with mask="
+        )
+
+
 def _numeric(values: Any, name: str) -> np.ndarray:
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":
@@ -114,9 +123,23 @@ def as_grade_vector(values: Any, name: str) -> np.ndarray:
 def as_score_vector(values: Any, name: str) -> np.ndarray:
     """1-D contiguous scores as float64 or float32, converting (copying) only when needed."""
     array = _numeric(values, name)
+    if array.dtype.kind in "iu" and array.size:
+        _check_exact_in_float64(array, name)
     if array.dtype not in SCORE_DTYPES:
         array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
     return np.ascontiguousarray(array)
+
+
+def _check_exact_in_float64(array: np.ndarray, name: str) -> None:
+    """Integer scores must be exact in float64 (the precision they are ranked in)."""
+    beyond = (array > 2**53) | (array < -(2**53))
+    if beyond.any():
+        row = int(np.argmax(beyond))
+        raise ValueError(
+            f"{name} has {array[row]} at row {row}, beyond 2**53, where float64 (the precision "
+            f"scores are ranked in) rounds integers and neighbours can tie; rescale them, or "
+            f"pass {name}.astype(float) to accept the rounding"
+        )
 
 
 def checked_stats(
@@ -168,6 +191,8 @@ def build_layout(
 
     ``use_numba`` runs the validation scan as a compiled kernel (threaded for long columns).
     """
+    reject_masked(grades, "grades")
+    reject_masked(scores, "scores")
     grades_in = np.asarray(grades)
     if grades_in.ndim == 2:
         if qid is not None or offsets is not None:
@@ -300,6 +325,9 @@ def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
         )
     if offs.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer row positions; got dtype {offs.dtype}")
+    if offs.dtype == np.uint64 and offs.max() > n_rows:  # beyond int64 too, maybe
+        bad = int(np.argmax(offs > n_rows))
+        raise ValueError(f"{name}[{bad}]={offs[bad]} is beyond the {n_rows} rows")
     offs = np.ascontiguousarray(offs, dtype=np.int64)
     if offs[0] != 0:
         raise ValueError(f"{name} must start at 0; got {offs[0]}")

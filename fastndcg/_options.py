@@ -60,7 +60,8 @@ _LARGEST_CUTOFF = np.iinfo(np.int64).max
 
 def parse_cutoffs(k: Any) -> tuple[int | None, ...]:
     """Turn ``k`` (None, an int, or a sequence of ints and None) into a tuple of cutoffs."""
-    items = list(k) if isinstance(k, (list, tuple, np.ndarray)) else [k]
+    many = isinstance(k, (list, tuple)) or (isinstance(k, np.ndarray) and k.ndim > 0)
+    items = list(k) if many else [k.item() if isinstance(k, np.ndarray) else k]
     if not items:
         raise ValueError("k is an empty list; pass an int, a list of ints, or None (whole list)")
     cutoffs: list[int | None] = []

@@ -9,6 +9,7 @@ lists of ``ideal="global"`` are aligned with the queries.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -312,6 +313,10 @@ def _max_grade(layout: Layout, max_grade: float | None) -> float:
     highest = layout.grade_stats.high if layout.grades.size else 0.0
     if max_grade is None:
         return highest
+    if isinstance(max_grade, bool) or not isinstance(max_grade, numbers.Real):
+        raise TypeError(
+            f"max_grade must be a number (the grade that fills every slot); got {max_grade!r}"
+        )
     value = float(max_grade)
     if not np.isfinite(value):
         raise ValueError(f"max_grade must be finite; got {max_grade!r}")

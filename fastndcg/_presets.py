@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._engine import KEYED_TIES, query_weights, relative_weights
-from fastndcg._layout import dense_mask
+from fastndcg._layout import dense_mask, reject_masked
 from fastndcg._options import AGGREGATES
 from fastndcg._result import NDCGResult
 
@@ -620,6 +620,7 @@ def _keras_items(
 
 
 def _dense_numeric(values: Any, name: str) -> np.ndarray:
+    reject_masked(values, name)
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric (bool, int or float); got dtype {array.dtype}")

@@ -25,7 +25,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._engine import KEYED_TIES
 from fastndcg._options import choose, plain
 from fastndcg._presets import TOOL_AGGREGATES, resolve, round_half_even, tool_mean
 from fastndcg._result import cutoff_label
@@ -112,11 +111,6 @@ class Job:
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
         engine = StreamScorer(qid=qid, grade=grade, score=score, **options).engine
-        if engine.ties in KEYED_TIES and score is not None:
-            raise ValueError(
-                f"ties={engine.ties!r} orders ties by document id, which only TREC runs carry "
-                "(fastndcg.ndcg_run); pass another tie rule"
-            )
         if engine.ties == "random" and score is not None:
             raise ValueError(
                 "ties='random' keys every tie on the row's position in the whole input, which a "

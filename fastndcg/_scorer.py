@@ -17,7 +17,7 @@ import numpy as np
 
 from fastndcg._api import DiscountSpec, GainSpec, ndcg
 from fastndcg._backends import kernel_inputs
-from fastndcg._engine import KEYED_TIES, Engine
+from fastndcg._engine import Engine
 from fastndcg._layout import build_layout
 from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, readonly, scan_chunk, views
 
@@ -79,6 +79,7 @@ class Scorer:
             score_dtype=score_dtype,
         )
         self._engine = engine = Engine.create(**options)
+        engine.check_tie_keys(known=False)
         # the options as fastndcg.ndcg takes them (a random seed drawn once stays fixed)
         seed = engine.seed if engine.ties == "random" else None
         self._options = dict(options, seed=seed, backend=engine.backend)
@@ -86,7 +87,6 @@ class Scorer:
         self._kernels = None
         if (
             engine.backend == "numba"
-            and engine.ties not in KEYED_TIES
             and engine.score_dtype == "float64"
             and engine.gain.kind in ("exp2", "linear", "table")
             and not (table is not None and np.isnan(table).any())

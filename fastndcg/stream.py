@@ -80,6 +80,7 @@ class StreamScorer:
     ) -> None:
         engine_options, data = split_options(options, "StreamScorer()", STREAM_DATA_OPTIONS)
         self.engine = Engine.create(**engine_options)
+        self.engine.check_tie_keys(known=False)
         if self.engine.ideal == "max" and self.engine.max_grade is None:
             raise ValueError(
                 "ideal='max' needs max_grade= when streaming: the largest grade of the data is "

@@ -166,6 +166,28 @@ def call(**overrides):
         (dict(weights=[-1.0]), ValueError, r"weights must be finite and >= 0; weights\[0\] = -1.0"),
         (dict(weights=[np.nan]), ValueError, "weights must be finite"),
         (dict(seed=3), ValueError, "seed= is only used with ties='random'"),
+        (dict(ties="random", seed=2**64), ValueError, r"seed must be below 2\*\*64"),
+        (dict(ideal="max", max_grade=np.array([3.0])), TypeError, "max_grade must be a number"),
+        (
+            dict(offsets=np.array([0, 2**63, 5], dtype=np.uint64)),
+            ValueError,
+            r"offsets\[1\]=9223372036854775808 is beyond the 5 rows",
+        ),
+        (
+            dict(grades=np.ma.array(G, mask=[0, 1, 0, 0, 0])),
+            TypeError,
+            "grades is a numpy masked array, whose mask would be ignored",
+        ),
+        (
+            dict(scores=np.ma.array(S, mask=[0, 1, 0, 0, 0])),
+            TypeError,
+            "scores is a numpy masked array",
+        ),
+        (
+            dict(scores=np.array([2**53 + 1, 2**53, 0, 0, 0])),
+            ValueError,
+            r"scores has 9007199254740993 at row 0, beyond 2\*\*53",
+        ),
         (dict(ties="random", seed=-1), TypeError, "seed must be a non-negative int"),
         (dict(ties="random", seed=1.5), TypeError, "seed must be a non-negative int"),
         (
@@ -517,3 +539,25 @@ def test_caller_arrays_are_never_modified(backend):
     inputs = (qid, grades, scores, weights, ideal_qid, ideal_grades, table, discount)
     for old, new in zip(before + dense_before, (*inputs, dense_g, dense_s, mask), strict=True):
         np.testing.assert_array_equal(old, new)
+
+
+def test_a_zero_dimensional_k_is_an_int(backend):
+    expected = call(backend=backend, k=2).mean
+    np.testing.assert_array_equal(call(backend=backend, k=np.array(2)).mean, expected)
+
+
+def test_integer_scores_up_to_2_pow_53_are_exact(backend):
+    scores = np.array([2**53, 2**53 - 1, 7, 3, 1], dtype=np.int64)
+    np.testing.assert_array_equal(
+        call(backend=backend, scores=scores).per_query,
+        call(backend=backend, scores=[5.0, 4.0, 3.0, 2.0, 1.0]).per_query,
+    )
+
+
+@pytest.mark.parametrize("make", ["Scorer", "StreamScorer"])
+def test_document_id_ties_fail_at_construction_where_no_ids_come(make):
+    from fastndcg.stream import StreamScorer
+
+    factory = {"Scorer": fastndcg.Scorer, "StreamScorer": StreamScorer}[make]
+    with pytest.raises(ValueError, match="ties='docid_desc' orders ties by document id"):
+        factory(ties="docid_desc")

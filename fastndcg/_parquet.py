@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid o
     import pyarrow.dataset as ds
 
 GROUPINGS = ("stream", "memory")
+_LARGEST_BATCH = (1 << 31) - 1  # Arrow's batch size is an int32
 _PREFETCH = 2  # decoded batches waiting while the current one is scored
 
 
@@ -76,19 +77,15 @@ def ndcg_parquet(
         raise ValueError(f"unknown group={group!r}; valid values are 'stream', 'memory'")
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be a positive int; got {batch_rows!r}")
+    batch_rows = min(batch_rows, _LARGEST_BATCH)
     dataset = open_dataset(source)
     columns = [c for c in (qid, grade, score) if c is not None]
-    missing = [c for c in columns if c not in dataset.schema.names]
-    if missing:
-        raise KeyError(
-            f"column {missing[0]!r} not found in {describe(source)}; it has columns: "
-            f"{', '.join(dataset.schema.names)}"
-        )
+    _check_columns(dataset, columns, source, streaming=group == "stream")
     if group == "memory":
         from fastndcg._tables import ndcg_table
 
         try:
-            table = dataset.to_table(columns=columns)
+            table = _read_whole(dataset, columns)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # files of differing types
             raise ValueError(
                 f"cannot read {describe(source)} as one table ({exc}); its files must give "
@@ -115,10 +112,12 @@ def open_dataset(source: Any) -> ds.Dataset:
         return source
     if isinstance(source, (list, tuple)):
         paths = [str(p) for p in source]
+        if not paths:
+            raise ValueError("no Parquet files given: the list is empty")
     else:
         path = Path(source)
-        if path.is_dir():
-            paths = sorted(str(p) for p in path.rglob("*.parquet"))
+        if path.is_dir():  # Spark names directories *.parquet too
+            paths = sorted(str(p) for p in path.rglob("*.parquet") if p.is_file())
             if not paths:
                 raise FileNotFoundError(f"no *.parquet files under {path}")
         elif path.exists():
@@ -126,6 +125,50 @@ def open_dataset(source: Any) -> ds.Dataset:
         else:
             raise FileNotFoundError(f"no such file or directory: {path}")
     return ds.dataset(paths, format="parquet")
+
+
+def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streaming: bool) -> None:
+    """Every file must hold the columns (partition keys aside, which streaming cannot read)."""
+    names = dataset.schema.names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise KeyError(
+            f"column {missing[0]!r} not found in {describe(source)}; it has columns: "
+            f"{', '.join(names)}"
+        )
+    partitioning = getattr(dataset, "partitioning", None)
+    keys = set(partitioning.schema.names) if partitioning is not None else set()
+    if keys & set(columns):
+        if streaming:
+            raise ValueError(
+                f"column {sorted(keys & set(columns))[0]!r} is a partition key of the dataset, "
+                "which streaming file by file does not read; pass group='memory'"
+            )
+        return
+    for fragment in dataset.get_fragments():
+        held = fragment.physical_schema.names
+        absent = [c for c in columns if c not in held]
+        if absent:
+            raise KeyError(
+                f"column {absent[0]!r} not found in {fragment.path}; it has columns: "
+                f"{', '.join(held)}"
+            )
+
+
+def _read_whole(dataset: ds.Dataset, columns: list[str]) -> pa.Table:
+    """The columns of every file, in one table whose types each file's promote to.
+
+    int32 and int64 become int64, float32 and float64 float64, and so on; reading the dataset
+    as one would cast every file to the first file's types (float64 scores rounded to float32
+    could tie). Partition keys are only known to the whole dataset, which reads them.
+    """
+    partitioning = getattr(dataset, "partitioning", None)
+    if partitioning is not None and set(partitioning.schema.names) & set(columns):
+        return dataset.to_table(columns=columns)
+    pieces = [fragment.to_table(columns=columns) for fragment in dataset.get_fragments()]
+    if not pieces:
+        return dataset.to_table(columns=columns)
+    return pa.concat_tables(pieces, promote_options="permissive")
 
 
 def describe(source: Any) -> str:
@@ -142,7 +185,8 @@ def iter_batches(
     import pyarrow.dataset as ds
 
     # no pre-buffering: it would hold whole row groups (and more) in memory ahead of decoding
-    options = ds.ParquetFragmentScanOptions(pre_buffer=False)
+    parquet = isinstance(getattr(dataset, "format", None), ds.ParquetFileFormat)
+    options = ds.ParquetFragmentScanOptions(pre_buffer=False) if parquet else None
     for fragment in dataset.get_fragments():
         yield from fragment.to_batches(
             columns=columns,

@@ -6,11 +6,13 @@ Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 ot
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -313,8 +315,21 @@ def _score_sources(args: argparse.Namespace, given: set[str]) -> list[tuple[str,
     results = []
     for source, entry, inputs, data in _jobs(args):
         options = _options(args, given, trec=entry == "ndcg_run")
-        results.append((source, getattr(fastndcg, entry)(*inputs, **data, **options)))
+        with _naming(source):
+            results.append((source, getattr(fastndcg, entry)(*inputs, **data, **options)))
     return results
+
+
+@contextlib.contextmanager
+def _naming(source: str) -> Iterator[None]:
+    """Errors about the data of ``source`` say which input it was (several may be given)."""
+    try:
+        yield
+    except (ValueError, TypeError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        if source in message:
+            raise
+        raise InputError(f"{source}: {message}") from exc
 
 
 def _compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str, Any]]:
@@ -337,9 +352,10 @@ def _compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str
                     "the presets given order ties by document id, which needs --qrels and "
                     "--run (or an explicit --ties)"
                 )
-        comparison = fastndcg.compare_definitions(
-            *inputs, definitions=names, using=entry, **data, **options
-        )
+        with _naming(source):
+            comparison = fastndcg.compare_definitions(
+                *inputs, definitions=names, using=entry, **data, **options
+            )
         shown = comparison.shown_rows() if args.format == "table" else comparison.rows
         rows.extend({"source": source, **row} for row in shown)
     return rows
@@ -459,16 +475,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"kernels ready in {seconds:.2f} s (cache: {cache_dir()})")
             return 0
         given = set(vars(build_parser(keep_defaults=False).parse_args(argv)))
+        run_only = sorted(given & set(_RUN_OPTIONS))
+        if run_only and not (args.qrels or args.run):
+            flags = ", ".join("--" + name.replace("_", "-") for name in run_only)
+            raise InputError(f"{flags} apply to TREC runs (--qrels/--run), not to prediction files")
         if args.compare_presets is not None:
-            print(format_rows(_compare_sources(args, given), args.format, args.digits))
+            print(format_rows(_compare_sources(args, given), args.format, args.digits), flush=True)
             return 0
         results = _score_sources(args, given)
         if args.per_query:
             _write_per_query(args.per_query, results)
         rows = _summary_rows(results, trec=bool(args.qrels))
-        print(format_rows(rows, args.format, args.digits))
+        print(format_rows(rows, args.format, args.digits), flush=True)  # a closed pipe: here
         return 0
-    except (InputError, ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as exc:
+    except BrokenPipeError:  # the reader stopped early (| head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (InputError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"fastndcg: error: {message}", file=sys.stderr)
         return 2

@@ -44,6 +44,7 @@ from fastndcg._options import plain
 from fastndcg._result import NDCGResult, cutoff_label
 
 STREAM_DATA_OPTIONS = ("ideal_grades", "ideal_qid")
+_VIEW_TYPES = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
 
 
 @dataclass
@@ -267,6 +268,8 @@ def _plain_ids(ids: pa.Array, name: str, base: int) -> pa.Array:
     check_id_column(ids, name, base)
     if pa.types.is_dictionary(ids.type):
         ids = ids.dictionary_decode()
+    if ids.type in _VIEW_TYPES:  # Arrow's take has no kernel for views
+        ids = ids.cast(_VIEW_TYPES[ids.type])
     if pa.types.is_floating(ids.type):
         values = ids.to_numpy(zero_copy_only=False)
         plain = plain_float_ids(values, f"column {name!r} (qid)", lambda r: f"row {base + r}")

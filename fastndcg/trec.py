@@ -38,6 +38,8 @@ QRELS_COLUMNS = ("qid", "iteration", "docid", "grade")
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 MISSING = ("zero", "skip", "error")
 _SNIFF_BYTES = 1 << 16
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
 
 
 def read_qrels(source: Any) -> pa.Table:
@@ -94,21 +96,50 @@ def _read(
 def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
     if not path.exists():
         raise FileNotFoundError(f"{kind} file not found: {path}")
+    if path.is_dir():
+        raise ValueError(f"{kind} path {path} is a directory; give the {kind} file")
     types = {name: pa.string() for name in wanted}
     types.update(value)
     convert = pacsv.ConvertOptions(include_columns=wanted, column_types=types)
     read = pacsv.ReadOptions(column_names=list(names), block_size=1 << 24)
     with path.open("rb") as f:
-        delimiter = _delimiter(f.read(_SNIFF_BYTES))
+        head = f.read(_SNIFF_BYTES)
+    if head.startswith(_GZIP_MAGIC):
+        raise ValueError(f"{kind} file {path} is gzip-compressed; decompress it first (gunzip)")
+    delimiter = _delimiter(head)
     if delimiter is not None:
         parse = pacsv.ParseOptions(delimiter=delimiter, quote_char=False)
         try:
-            return pacsv.read_csv(
+            table = pacsv.read_csv(
                 path, read_options=read, parse_options=parse, convert_options=convert
             )
         except pa.ArrowInvalid:
             pass  # irregular lines further down: read line by line
+        else:
+            if _regular(table, wanted, value):
+                return table
     return _read_loose(path, kind, names, wanted, value)
+
+
+def _regular(table: pa.Table, wanted: list[str], value: dict[str, pa.DataType]) -> bool:
+    """Whether the fast reader read every line as the line-by-line reader would.
+
+    The delimiter was chosen from the file's first bytes; further down a comment line (read
+    as a query ``#...``), whitespace inside a field (another separator) or a line of
+    whitespace (empty fields) would be read differently, so such files are read line by line.
+    """
+    for name in wanted:
+        column = table.column(name)
+        if column.null_count:
+            return False
+        if name in value:
+            continue
+        if (
+            pc.any(pc.match_substring_regex(column, r"\s")).as_py()
+            or pc.any(pc.equal(pc.utf8_length(column), 0)).as_py()
+        ):
+            return False
+    return not pc.any(pc.starts_with(table.column("qid"), "#")).as_py()
 
 
 def _delimiter(head: bytes) -> str | None:
@@ -131,24 +162,34 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
     """Read line by line, for files the fast reader rejects.
 
     Any run of spaces or tabs separates fields; text after the last field and ``#`` comment
-    lines are ignored, as trec_eval does.
+    lines are ignored, as trec_eval does. Lines end at a line feed, a carriage return or both,
+    and a leading UTF-8 byte order mark is skipped (as the fast reader does).
     """
     positions = [names.index(name) for name in wanted]
     columns: list[list[str]] = [[] for _ in wanted]
-    with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            line = raw.strip()
-            if not line or line.startswith(b"#"):
-                continue
-            fields = line.split(maxsplit=len(names) - 1)
-            if len(fields) < len(names):
-                text = raw.decode(errors="replace").strip()
-                raise ValueError(
-                    f"{path}, line {number}: a TREC {kind} line has {len(names)} fields "
-                    f"({' '.join(names)}); found {len(fields)}: {text!r}"
-                )
-            for column, position in zip(columns, positions, strict=True):
-                column.append(fields[position].decode())
+    data = path.read_bytes()
+    data = data[len(_BOM) :] if data.startswith(_BOM) else data
+    try:
+        data.decode()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{path}, line {line}: not UTF-8 text ({exc.reason}: byte "
+            f"{data[exc.start : exc.start + 1]!r}); TREC files are read as UTF-8"
+        ) from exc
+    for number, raw in enumerate(data.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        fields = line.split(maxsplit=len(names) - 1)
+        if len(fields) < len(names):
+            text = raw.decode(errors="replace").strip()
+            raise ValueError(
+                f"{path}, line {number}: a TREC {kind} line has {len(names)} fields "
+                f"({' '.join(names)}); found {len(fields)}: {text!r}"
+            )
+        for column, position in zip(columns, positions, strict=True):
+            column.append(fields[position].decode())
     arrays = []
     for name, column in zip(wanted, columns, strict=True):
         array = pa.array(column, type=pa.string())
@@ -239,7 +280,9 @@ def ndcg_run(
     engine_options.setdefault("ideal", "global")
     engine = Engine.create(**engine_options)
     if max_docs is not None:
-        _check_max_docs(max_docs, engine.ties)
+        max_docs = _check_max_docs(max_docs, engine.ties)
+    if not isinstance(judged_only, (bool, np.bool_)):
+        raise TypeError(f"judged_only must be True or False; got {judged_only!r}")
     judgments_table = read_qrels(qrels)
     judged_grades = judgments_table.column("grade").to_numpy()  # one copy, for every use below
     checked_stats(
@@ -633,7 +676,7 @@ def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray
     return np.repeat(_positions(heads, value_set), lengths)
 
 
-def _check_max_docs(max_docs: Any, ties: str) -> None:
+def _check_max_docs(max_docs: Any, ties: str) -> int:
     if isinstance(max_docs, bool) or not isinstance(max_docs, (int, np.integer)) or max_docs < 1:
         raise ValueError(f"max_docs must be a positive int or None; got {max_docs!r}")
     if ties not in ("docid_desc", "stable"):
@@ -641,6 +684,7 @@ def _check_max_docs(max_docs: Any, ties: str) -> None:
             f"max_docs cuts each ranking after a fixed number of documents, which needs a fixed "
             f"order of tied scores: ties='docid_desc' or 'stable', not ties={ties!r}"
         )
+    return int(max_docs)  # a NumPy integer would make the kernel compile another signature
 
 
 def _first_ranked(

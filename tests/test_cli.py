@@ -136,6 +136,18 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys):
             ["score", PREDICTIONS, "--grade", "label", "--per-query", "x.json"],
             "--per-query writes .parquet or .csv files",
         ),
+        (  # an operating system error, after the scoring
+            ["score", PREDICTIONS, "--grade", "label", "--per-query", f"{PREDICTIONS}/x.csv"],
+            "Not a directory",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--max-docs", "5", "--judged-only"],
+            "--judged-only, --max-docs apply to TREC runs (--qrels/--run), not to prediction",
+        ),
+        (
+            ["score", "--qrels", TREC, "--run", TREC / "results.test"],
+            "is a directory; give the qrels file",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -189,3 +201,33 @@ def test_console_script_is_installed():
     assert shutil.which("fastndcg") or (
         sys.prefix and (__import__("pathlib").Path(sys.executable).parent / "fastndcg").exists()
     )
+
+
+def test_an_error_in_one_of_several_runs_names_it(tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text("301 Q0 FR940202-2-00045 1 inf sys\n")
+    run = cli(
+        "score",
+        "--qrels",
+        TREC / "qrels.test",
+        "--run",
+        TREC / "results.test",
+        "--run",
+        bad,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert run.stderr.strip() == (
+        f"fastndcg: error: {bad}: scores has an infinite value at run row 0; scores must be "
+        "finite: drop or fill those rows first"
+    )
+
+
+def test_a_closed_output_pipe_is_not_an_error():
+    """``fastndcg score ... | head -1``: no traceback when the reader stops early."""
+    command = [sys.executable, "-m", "fastndcg", "score", str(PREDICTIONS), "--grade", "label"]
+    command += ["-k", ",".join(str(k) for k in range(1, 200)), "--format", "csv"]
+    producer = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    producer.stdout.close()  # nobody reads
+    _, err = producer.communicate()
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

@@ -117,7 +117,9 @@ def test_files_whose_query_ids_differ_in_type(tmp_path):
     )
     with pytest.raises(TypeError, match="query ids change type at row 5: string after int64"):
         fastndcg.ndcg_parquet(mixed)
-    with pytest.raises(ValueError, match=r"cannot read .*mixed as one table .*'x'.*cast them"):
+    with pytest.raises(
+        ValueError, match=r"cannot read .*mixed as one table .*int64 vs string.*cast them"
+    ):
         fastndcg.ndcg_parquet(mixed, group="memory")
 
 
@@ -229,3 +231,74 @@ def test_categorical_query_ids_stream(tmp_path, backend):
     expected = fastndcg.ndcg_table(frame.astype({"qid": str}), backend=backend)
     assert list(got.query_ids) == ["a", "b", "c"]
     np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_files_of_wider_types_are_read_in_them(tmp_path, backend):
+    """In memory, a later file's float64 scores are not rounded to the first file's float32
+    (two scores 1e-12 apart would tie): every file's types promote to a common one."""
+    folder = tmp_path / "widening"
+    folder.mkdir()
+    pq.write_table(
+        pa.table({"qid": [1, 1], "grade": [1, 0], "score": pa.array([0.5, 0.25], pa.float32())}),
+        folder / "a.parquet",
+    )
+    pq.write_table(
+        pa.table({"qid": [2, 2], "grade": [0, 1], "score": [0.3 + 1e-12, 0.3]}),
+        folder / "b.parquet",
+    )
+    pq.write_table(  # an empty file written from an empty frame: null-typed columns
+        pa.table(
+            {
+                "qid": pa.array([], pa.null()),
+                "grade": pa.array([], pa.null()),
+                "score": pa.array([], pa.null()),
+            }
+        ),
+        folder / "c.parquet",
+    )
+    expected = fastndcg.ndcg(
+        [1, 0, 0, 1], [0.5, 0.25, 0.3 + 1e-12, 0.3], offsets=[0, 2, 4], backend=backend
+    )
+    for group in ("stream", "memory"):
+        got = fastndcg.ndcg_parquet(folder, group=group, backend=backend)
+        np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_awkward_datasets(tmp_path, backend):
+    table = pa.table({"qid": [1, 1, 2], "grade": [1, 0, 2], "score": [0.1, 0.2, 0.3]})
+    expected = fastndcg.ndcg_table(table, backend=backend)
+    spark = tmp_path / "spark"  # Spark names its output directories *.parquet
+    (spark / "preds.parquet").mkdir(parents=True)
+    pq.write_table(table, spark / "preds.parquet" / "part-0.parquet")
+    got = fastndcg.ndcg_parquet(spark, batch_rows=2**40, backend=backend)
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+    lacking = tmp_path / "lacking"
+    lacking.mkdir()
+    pq.write_table(table, lacking / "a.parquet")
+    pq.write_table(table.drop_columns(["score"]), lacking / "b.parquet")
+    for group in ("stream", "memory"):
+        with pytest.raises(KeyError, match=r"column 'score' not found in .*b\.parquet"):
+            fastndcg.ndcg_parquet(lacking, group=group)
+    hive = tmp_path / "hive"
+    pq.write_to_dataset(table, hive, partition_cols=["qid"])
+    partitioned = ds.dataset(hive, partitioning="hive")
+    with pytest.raises(ValueError, match=r"'qid' is a partition key .* pass group='memory'"):
+        fastndcg.ndcg_parquet(partitioned)
+    got = fastndcg.ndcg_parquet(partitioned, group="memory", backend=backend)
+    assert sorted(got.per_query[:, 0]) == sorted(expected.per_query[:, 0])
+    with pytest.raises(ValueError, match="no Parquet files given"):
+        fastndcg.ndcg_parquet([])
+
+
+def test_string_view_query_ids_stream(tmp_path, backend):
+    table = pa.table(
+        {
+            "qid": pa.array(["a", "a", "b"], pa.string_view()),
+            "grade": [1, 0, 2],
+            "score": [0.1, 0.2, 0.3],
+        }
+    )
+    path = tmp_path / "views.parquet"
+    pq.write_table(table, path)
+    got = fastndcg.ndcg_parquet(path, backend=backend)
+    assert list(got.query_ids) == ["a", "b"]

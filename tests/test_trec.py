@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import itertools
 
 import numpy as np
@@ -510,3 +511,78 @@ def test_run_heads_across_chunks_and_returning_queries():
     assert lengths.tolist() == [3, 2, 1, 1]
     empty_heads, empty_lengths = _run_heads(pa.chunked_array([], type=pa.string()))
     assert len(empty_heads) == 0 and empty_lengths.size == 0
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "# a b 1\n",  # a comment line, not a query '#'
+        "q9\t0\td2 \t2\n",  # a space inside a tab-separated field separates fields
+        "q9 \t0\td0\t2\n",
+        "   \n",  # a line of whitespace is blank
+    ],
+)
+@pytest.mark.parametrize("separator", [" ", "\t"])
+def test_lines_past_the_sniffed_head_read_as_line_by_line(tmp_path, separator, tail):
+    """The fast reader's separator comes from the file's first 64 KiB; a line further down
+    that it would read otherwise than the line-by-line reader sends the file to that reader."""
+    from fastndcg import trec
+
+    lines = [separator.join((f"q{i // 7}", "0", f"d{i % 7}", str(i % 3))) for i in range(8_000)]
+    path = tmp_path / "late.qrels"
+    path.write_text("\n".join(lines) + "\n" + tail)
+    assert len("\n".join(lines)) > trec._SNIFF_BYTES
+    wanted, types = ["qid", "docid", "grade"], {"grade": pa.float64()}
+    expected = trec._read_loose(path, "qrels", trec.QRELS_COLUMNS, wanted, types)
+    table = read_qrels(path)
+    assert table.equals(expected)
+    assert "#" not in table.column("qid").to_pylist()
+    assert all(" " not in d and d for d in table.column("docid").to_pylist())
+
+
+@pytest.mark.parametrize("spaces", [" ", "  "], ids=["regular", "irregular"])
+@pytest.mark.parametrize("start", ["", "\ufeff"], ids=["", "bom"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_both_readers_read_byte_order_marks_and_line_ends_alike(tmp_path, spaces, start, newline):
+    qrels = tmp_path / "q"
+    run = tmp_path / "r"
+    qrels_lines = ["q1 0 d1 2", "q1 0 d2 0", "q1 0 d3 1"]
+    run_lines = ["q1 Q0 d2 1 0.9 sys", "q1 Q0 d1 2 0.8 sys", "q1 Q0 d5 3 0.8 sys"]
+    qrels.write_bytes(
+        (start + newline.join(qrels_lines) + newline).encode().replace(b" ", spaces.encode())
+    )
+    run.write_bytes(
+        (start + newline.join(run_lines) + newline).encode().replace(b" ", spaces.encode())
+    )
+    result = fastndcg.ndcg_run(qrels, run, gain="linear")
+    expected = fastndcg.ndcg_run(
+        pa.table({"qid": ["q1"] * 3, "docid": ["d1", "d2", "d3"], "grade": [2.0, 0.0, 1.0]}),
+        pa.table({"qid": ["q1"] * 3, "docid": ["d2", "d1", "d5"], "score": [0.9, 0.8, 0.8]}),
+        gain="linear",
+    )
+    assert list(result.query_ids) == ["q1"]
+    np.testing.assert_array_equal(result.per_query, expected.per_query)
+
+
+def test_unreadable_trec_inputs_are_clear_errors(tmp_path):
+    run = tmp_path / "run"
+    run.write_bytes(b"q1 Q0 d1 1 0.9 sys\nq1 Q0 d\xff2 2 0.8 sys\n")
+    with pytest.raises(ValueError, match=r"run, line 2: not UTF-8 text .*read as UTF-8"):
+        read_run(run)
+    packed = tmp_path / "run.gz"
+    packed.write_bytes(gzip.compress(b"q1 Q0 d1 1 0.9 sys\n"))
+    with pytest.raises(ValueError, match="is gzip-compressed; decompress it first"):
+        read_run(packed)
+    with pytest.raises(ValueError, match="is a directory; give the qrels file"):
+        read_qrels(tmp_path)
+    with pytest.raises(TypeError, match="judged_only must be True or False; got 'no'"):
+        fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.test", judged_only="no")
+
+
+def test_max_docs_of_a_numpy_integer(backend):
+    options = dict(ties="docid_desc", backend=backend, k=10)
+    ours = fastndcg.ndcg_run(
+        TREC / "qrels.test", TREC / "results.test", max_docs=np.uint64(3), **options
+    )
+    plain = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.test", max_docs=3, **options)
+    np.testing.assert_array_equal(ours.per_query, plain.per_query)

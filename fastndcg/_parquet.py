@@ -129,13 +129,7 @@ def open_dataset(source: Any) -> ds.Dataset:
 
 def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streaming: bool) -> None:
     """Every file must hold the columns (partition keys aside, which streaming cannot read)."""
-    names = dataset.schema.names
-    missing = [c for c in columns if c not in names]
-    if missing:
-        raise KeyError(
-            f"column {missing[0]!r} not found in {describe(source)}; it has columns: "
-            f"{', '.join(names)}"
-        )
+    _require(columns, dataset.schema.names, describe(source))
     keys = _partition_keys(dataset) & set(columns)
     if keys:
         if streaming:
@@ -145,13 +139,15 @@ def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streami
             )
         return
     for fragment in dataset.get_fragments():
-        held = fragment.physical_schema.names
-        absent = [c for c in columns if c not in held]
-        if absent:
-            raise KeyError(
-                f"column {absent[0]!r} not found in {fragment.path}; it has columns: "
-                f"{', '.join(held)}"
-            )
+        _require(columns, fragment.physical_schema.names, fragment.path)
+
+
+def _require(columns: list[str], names: list[str], where: str) -> None:
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise KeyError(
+            f"column {missing[0]!r} not found in {where}; it has columns: {', '.join(names)}"
+        )
 
 
 def _partition_keys(dataset: ds.Dataset) -> set[str]:

@@ -180,7 +180,7 @@ class Engine:
         tie_key: np.ndarray | None = None,
         row_base: int = 0,
     ) -> Plan:
-        """The kernel inputs for ``layout`` under these options.
+        """The kernel inputs for ``layout`` (its scores as held: see :meth:`held_scores`).
 
         Judgment lists for ``ideal="global"`` come as arrays or as prebuilt ``judgments``.
         ``row_base`` is the stream position of the layout's first row, so that random tie keys
@@ -195,7 +195,7 @@ class Engine:
                 ideal = align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.use_numba)
         tie_mode = TIE_KEY if self.ties in KEYED_TIES else TIES[self.ties]
         return make_plan(
-            self.held_scores(layout),
+            layout,
             cutoffs=self.cutoffs,
             gain=self.gain,
             discount=self.discount,

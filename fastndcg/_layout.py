@@ -95,7 +95,8 @@ def reject_masked(values: Any, name: str) -> None:
         )
 
 
-def _numeric(values: Any, name: str) -> np.ndarray:
+def numeric_vector(values: Any, name: str) -> np.ndarray:
+    """``values`` as a 1-D array of bool, int or float; a clear error otherwise."""
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":
         raise TypeError(
@@ -109,7 +110,7 @@ def _numeric(values: Any, name: str) -> np.ndarray:
 
 def as_grade_vector(values: Any, name: str) -> np.ndarray:
     """1-D contiguous grades in a kernel dtype, converting (copying) only when needed."""
-    array = _numeric(values, name)
+    array = numeric_vector(values, name)
     if array.dtype == np.bool_:
         array = np.ascontiguousarray(array).view(np.uint8)
     elif array.dtype not in GRADE_DTYPES:
@@ -122,7 +123,7 @@ def as_grade_vector(values: Any, name: str) -> np.ndarray:
 
 def as_score_vector(values: Any, name: str) -> np.ndarray:
     """1-D contiguous scores as float64 or float32, converting (copying) only when needed."""
-    array = _numeric(values, name)
+    array = numeric_vector(values, name)
     if array.dtype.kind in "iu" and array.size:
         _check_exact_in_float64(array, name)
     if array.dtype not in SCORE_DTYPES:
@@ -170,7 +171,9 @@ def check_scores(layout: Layout) -> Layout:
     """
     if layout.scores_checked or layout.scores is None:
         return layout
-    bad = np.flatnonzero(~np.isfinite(layout.scores))
+    if column_stats(layout.scores, use_numba=True, integral=False).first_nonfinite < 0:
+        return replace(layout, scores_checked=True)
+    bad = np.flatnonzero(~np.isfinite(layout.scores))  # rare: the first bad score in input order
     if bad.size:
         rows = bad if layout.row_order is None else layout.row_order[bad]
         first = int(np.argmin(rows))
@@ -268,7 +271,7 @@ def finish_layout(
 
 def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> Layout:
     n_queries, width = grades.shape
-    _numeric(grades.reshape(-1), "grades")
+    numeric_vector(grades.reshape(-1), "grades")
     score_mat = None
     if scores is not None:
         score_mat = np.asarray(scores)
@@ -277,7 +280,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
                 f"scores must have the same shape as grades: grades {grades.shape}, "
                 f"scores {score_mat.shape}"
             )
-        _numeric(score_mat.reshape(-1), "scores")
+        numeric_vector(score_mat.reshape(-1), "scores")
     if mask is None:
         keep = None
         offs = np.arange(n_queries + 1, dtype=np.int64) * width

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._engine import KEYED_TIES, query_weights, relative_weights
-from fastndcg._layout import dense_mask, reject_masked
+from fastndcg._layout import dense_mask, numeric_vector, reject_masked
 from fastndcg._options import AGGREGATES
 from fastndcg._result import NDCGResult
 
@@ -622,8 +622,7 @@ def _keras_items(
 def _dense_numeric(values: Any, name: str) -> np.ndarray:
     reject_masked(values, name)
     array = np.asarray(values)
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric (bool, int or float); got dtype {array.dtype}")
+    numeric_vector(array.reshape(-1), name)
     return array.astype(np.float64)
 
 

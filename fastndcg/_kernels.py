@@ -34,7 +34,9 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
    above it and puts its gain at that rank (a tie group under ``ties="average"`` spreads
    its gains over its ranks within each cutoff), which replaces step 1's ranking (while rows
    with a gain x rows stays within :data:`COUNT_BUDGET` comparisons; sparse relevance makes
-   this cheap even for long lists);
+   this cheap even for long lists). These comparisons take float32 copies of the scores,
+   eight to a vector; the float64 scores are compared only for rows whose float32 copy
+   another row shares, when the scores were not float32 already;
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
    every row of a tie group carries the group's mean gain (a group cut by the selection is
    completed by a scan of the query, only when a row outside the selection ties with it);
@@ -75,6 +77,7 @@ _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the row
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
 _PAD = 16  # counting loops compare whole blocks of this many rows
+_PAD32 = 32  # ... and of this many float32 values (8 per vector, 4 vectors per step)
 _FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
 
 
@@ -375,7 +378,21 @@ def _sort_by_count(buf, top, rank, n, scores):
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
 def _dcg_by_count(
-    dcg, q, values, gains, useful, m, n, average, discount, prefix, cutoffs, by_rank, sums
+    dcg,
+    q,
+    values,
+    narrow,
+    exact,
+    gains,
+    useful,
+    m,
+    n,
+    average,
+    discount,
+    prefix,
+    cutoffs,
+    by_rank,
+    sums,
 ):
     """``dcg[q, j]`` for every cutoff from the rank of each row with a gain, found by counting.
 
@@ -388,9 +405,10 @@ def _dcg_by_count(
     ``ties="average"`` the rows tied at a score share the ranks ``[above, above + tied)``; each
     adds its gain times the mean discount of the shared ranks inside each cutoff (``prefix``
     holds the discount prefix sums). Nothing is sorted: the work is ``useful.size * m``
-    branch-free comparisons. ``values`` has room for :data:`_PAD` more entries, which are
-    overwritten; ``by_rank`` is scratch of ``min(n, largest cutoff)`` entries, ``sums`` of one
-    more.
+    branch-free comparisons of float32 copies of the values, made in ``narrow`` (room for
+    :data:`_PAD32` more entries than ``m``); ``exact`` says the values are float32 values.
+    ``values`` has room for :data:`_PAD` more entries, which may be overwritten; ``by_rank``
+    is scratch of ``min(n, largest cutoff)`` entries, ``sums`` of one more.
     """
     deepest = 0
     for j in range(cutoffs.size):
@@ -398,24 +416,50 @@ def _dcg_by_count(
         deepest = max(deepest, n if cutoffs[j] < 0 else min(cutoffs[j], n))
     for r in range(deepest):
         by_rank[r] = 0.0
-    # pad the comparison loop to whole vectors (no scalar remainder loop per row with a gain)
-    # with -inf, which is above no row; it ties with rows scoring -inf (float32 overflow),
-    # whose tie count then leaves the padding out
+    # the comparisons run on float32 copies, twice as many per vector; rounding to float32
+    # keeps the order (it never swaps two values), so a row whose float32 value no other row
+    # shares has exactly as many rows above it as float32 values above its own. Otherwise
+    # (ties, or float64 values that round alike) the float64 values are counted, unless they
+    # were float32 values to begin with (``exact``).
+    # The loops run over whole vectors (no scalar remainder loop per row with a gain): the
+    # padding is -inf, which is above no row; it ties with rows scoring -inf (float32
+    # overflow), whose tie count then leaves the padding out.
     padded = (np.uint64(m) + np.uint64(_PAD - 1)) & ~np.uint64(_PAD - 1)
     padding = np.int64(padded) - m
-    for d in range(np.uint64(m), padded):
-        values[d] = -np.inf
+    padded32 = (np.uint64(m) + np.uint64(_PAD32 - 1)) & ~np.uint64(_PAD32 - 1)
+    padding32 = np.int32(padded32) - np.int32(m)
+    for d in range(np.uint64(m)):
+        narrow[d] = np.float32(values[d])
+    for d in range(np.uint64(m), padded32):
+        narrow[d] = -np.inf
+    widened = False  # whether the float64 values are padded
     for u in range(useful.size):
         c = np.uint64(useful[u])
         gain = gains[c]
         x = values[c]
-        above = 0
-        tied = 0
-        for d in range(padded):
-            above += values[d] > x
-            tied += values[d] == x
-        if x == -np.inf:
-            tied -= padding
+        x32 = narrow[c]
+        # 32-bit counters: 64-bit ones would halve the float32 comparisons per vector
+        higher = np.int32(0)
+        reaching = np.int32(0)
+        for d in range(padded32):
+            higher = np.int32(higher + (narrow[d] > x32))
+            reaching = np.int32(reaching + (narrow[d] >= x32))
+        above = np.int64(higher)
+        tied = np.int64(reaching - higher)
+        if x32 == -np.inf:
+            tied -= padding32
+        if tied > 1 and not exact:
+            if not widened:
+                for d in range(np.uint64(m), padded):
+                    values[d] = -np.inf
+                widened = True
+            above = 0
+            tied = 0
+            for d in range(padded):
+                above += values[d] > x
+                tied += values[d] == x
+            if x == -np.inf:
+                tied -= padding
         if tied > 1 and not average:  # ties in input order: the tied rows before it go first
             for d in range(c):
                 above += values[d] == x
@@ -840,6 +884,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     top = np.empty(size, dtype=np.float64)
     tmp_top = np.empty(size + _FEW, dtype=np.float64)  # room for padding
     rank = np.empty(size, dtype=np.int64)
+    narrow = np.empty(size + _PAD32, dtype=np.float32)  # float32 copies of candidate scores
     sample = np.empty(_SAMPLE, dtype=np.float64)
     column_max = np.empty(max(SMALL_SELECT, _FEW), dtype=np.float64)
     prefix = np.empty(cap + 1, dtype=np.float64)
@@ -895,6 +940,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                     dcg_out,
                     q,
                     tmp_top,
+                    narrow,
+                    score_code == 1,
                     top,
                     rank[:kept],
                     m,

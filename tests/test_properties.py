@@ -291,6 +291,30 @@ def test_whole_lists_by_counting_and_by_sorting_agree(
     _check_dcg_and_idcg(backend, offsets, grades, scores, k, tie)
 
 
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    length=st.sampled_from([20, 100, 300]),
+    k=st.sampled_from([None, [1, 5, 100]]),
+    tie=st.sampled_from(["average", "stable"]),
+    single=st.booleans(),
+)
+def test_counted_ranks_of_scores_alike_in_float32(backend, seed, length, k, tie, single):
+    """The counting kernel compares float32 copies of the scores; float64 scores that differ
+    below float32's precision, or beyond its range (+-inf as float32), are ranked by their
+    float64 values all the same; float32 scores are counted on their own values."""
+    rng = np.random.default_rng(seed)
+    offsets = np.array([0, length, 2 * length], dtype=np.int64)
+    grades = rng.integers(0, 4, offsets[-1]).astype(float)
+    levels = np.array([-1e301, -1e300, -1.0, 0.0, 1.0, 2.0, 1e300, 1e301])
+    scores = levels[rng.integers(0, levels.size, offsets[-1])]
+    if single:  # exact ties only
+        scores = np.clip(scores, -3e38, 3e38).astype(np.float32)
+    else:  # mostly distinct float64 scores that round to the same float32 value
+        scores = scores * (1.0 + rng.integers(0, 40, offsets[-1]) * 2.0**-45)
+        scores[rng.random(offsets[-1]) < 0.2] = 1.0  # and exact ties
+    _check_dcg_and_idcg(backend, offsets, grades, scores, k, tie)
+
+
 def _check_dcg_and_idcg(backend, offsets, grades, scores, k, tie):
     """DCG and IDCG of every query and cutoff equal the reference's."""
     result = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, ties=tie, backend=backend)

@@ -435,27 +435,54 @@ def format_rows(rows: list[dict[str, Any]], fmt: str, digits: int = 4) -> str:
     return "\n".join([line(columns), *(line(r) for r in cells)])
 
 
+def _text_ids(ids: Any) -> Any:
+    """Query ids as a string column; None for bytes that are not UTF-8 text."""
+    import pyarrow as pa
+
+    try:
+        return ids.cast(pa.string())
+    except pa.ArrowInvalid:
+        return None
+
+
+def _byte_ids(ids: Any) -> Any:
+    """Query ids as a binary column (ids that are not bytes: their text's UTF-8 bytes)."""
+    import pyarrow as pa
+
+    if not (pa.types.is_binary(ids.type) or pa.types.is_large_binary(ids.type)):
+        ids = ids.cast(pa.string())
+    return ids.cast(pa.binary())
+
+
 def _write_per_query(path: str, results: list[tuple[str, NDCGResult]]) -> None:
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    tables = []
-    for source, result in results:
-        table = result.to_arrow()
-        if table.column("query_id").type != pa.string():
-            table = table.set_column(0, "query_id", table.column("query_id").cast(pa.string()))
-        tables.append(
-            table.add_column(0, "source", pa.array([source] * table.num_rows, pa.string()))
-        )
-    combined = pa.concat_tables(tables)
     target = Path(path)
-    if target.suffix.lower() == ".parquet":
-        pq.write_table(combined, target)
-    elif target.suffix.lower() == ".csv":
-        pacsv.write_csv(combined, target)
-    else:
+    suffix = target.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
         raise InputError(f"--per-query writes .parquet or .csv files; got {path!r}")
+    tables = [result.to_arrow() for _, result in results]
+    # one query id type for every run: text, or bytes where some ids are not UTF-8 text
+    ids = [_text_ids(table.column("query_id")) for table in tables]
+    if any(column is None for column in ids):
+        if suffix == ".csv":
+            raise InputError(
+                "query ids are bytes that are not UTF-8 text, which a CSV file cannot hold; "
+                "write --per-query to a .parquet file (it keeps them as bytes)"
+            )
+        ids = [_byte_ids(table.column("query_id")) for table in tables]
+    combined = pa.concat_tables(
+        table.set_column(0, "query_id", column).add_column(
+            0, "source", pa.array([source] * table.num_rows, pa.string())
+        )
+        for (source, _), table, column in zip(results, tables, ids, strict=True)
+    )
+    if suffix == ".parquet":
+        pq.write_table(combined, target)
+    else:
+        pacsv.write_csv(combined, target)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

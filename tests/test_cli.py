@@ -231,3 +231,25 @@ def test_a_closed_output_pipe_is_not_an_error():
     producer.stdout.close()  # nobody reads
     _, err = producer.communicate()
     assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_per_query_file_with_query_ids_that_are_not_text(tmp_path):
+    """Bytes query ids that are not UTF-8 text stay bytes in Parquet; CSV refuses them."""
+    import pyarrow as pa
+
+    predictions = tmp_path / "bytes.parquet"
+    qid = pa.array([b"\xff\x01", b"\xff\x01", b"ab"], pa.binary())
+    pq.write_table(
+        pa.table({"qid": qid, "grade": [1, 0, 2], "score": [0.1, 0.5, 0.3]}), predictions
+    )
+    per_query = tmp_path / "per_query.parquet"
+    cli("score", predictions, "--per-query", per_query)
+    table = pq.read_table(per_query)
+    assert table.column("query_id").to_pylist() == [b"\xff\x01", b"ab"]
+    expected = fastndcg.ndcg_parquet(predictions)
+    assert table.column("ndcg").to_pylist() == expected.per_query.ravel().tolist()
+    run = cli("score", predictions, "--per-query", tmp_path / "per_query.csv", check=False)
+    assert run.returncode == 2
+    assert "not UTF-8 text, which a CSV file cannot hold; write --per-query to a .parquet" in (
+        run.stderr
+    )

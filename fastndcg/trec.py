@@ -10,6 +10,7 @@ comments):
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -178,14 +179,39 @@ def _delimiter(head: bytes) -> str | None:
 
 
 def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
-    """Read line by line, for files the fast reader rejects.
-
-    Any run of spaces or tabs separates fields; text after the last field and ``#`` comment
-    lines are ignored, as trec_eval does. Lines end at a line feed, a carriage return or both,
-    and a leading UTF-8 byte order mark is skipped (as the fast reader does).
-    """
+    """Read line by line, for files the fast reader rejects (see :func:`_records`)."""
     positions = [names.index(name) for name in wanted]
     columns: list[list[str]] = [[] for _ in wanted]
+    for _, fields in _records(path, kind, names, positions):
+        for column, field in zip(columns, fields, strict=True):
+            column.append(field)
+    arrays = []
+    for name, column in zip(wanted, columns, strict=True):
+        array = pa.array(column, type=pa.string())
+        if name in value:
+            try:
+                array = array.cast(value[name])
+            except pa.ArrowInvalid:
+                row = _first_invalid(array, value[name])
+                lines = _records(path, kind, names, positions)
+                number, _ = next(itertools.islice(lines, row, None))
+                raise ValueError(
+                    f"{path}, line {number}: the {name} field must be a number; "
+                    f"found {array[row].as_py()!r}"
+                ) from None
+        arrays.append(array)
+    return pa.table(arrays, names=wanted)
+
+
+def _records(path: Path, kind: str, names, positions) -> Iterator[tuple[int, list[str]]]:
+    """(line number, the fields at ``positions``) of every line with data, as trec_eval reads.
+
+    Any run of spaces or tabs separates fields; ``#`` comment lines and blank lines are
+    skipped. A run line may carry text after its last field (ignored); a qrels line has exactly
+    its four fields. Lines end at a line feed, a carriage return or both, and a leading UTF-8
+    byte order mark is skipped (as the fast reader does).
+    """
+    width = len(names)
     number = 0
     with path.open("rb") as f:
         head = f.read(_SNIFF_BYTES)
@@ -197,30 +223,36 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
                 line = raw.strip()
                 if not line or line.startswith(b"#"):
                     continue
-                fields = line.split(maxsplit=len(names) - 1)
-                if len(fields) < len(names):
+                fields = line.split(maxsplit=width)
+                if len(fields) < width or (len(fields) > width and kind == "qrels"):
                     text = raw.decode(errors="replace").strip()
                     raise ValueError(
-                        f"{path}, line {number}: a TREC {kind} line has {len(names)} fields "
-                        f"({' '.join(names)}); found {len(fields)}: {text!r}"
+                        f"{path}, line {number}: a TREC {kind} line has {width} fields "
+                        f"({' '.join(names)}); found {len(line.split())}: {text!r}"
                     )
-                for column, position in zip(columns, positions, strict=True):
-                    column.append(fields[position].decode())
+                yield number, [fields[position].decode() for position in positions]
         except UnicodeDecodeError as exc:
             raise ValueError(
                 f"{path}, line {number}: not UTF-8 text ({exc.reason}: byte "
                 f"{exc.object[exc.start : exc.start + 1]!r}); TREC files are read as UTF-8"
             ) from exc
-    arrays = []
-    for name, column in zip(wanted, columns, strict=True):
-        array = pa.array(column, type=pa.string())
-        if name in value:
-            try:
-                array = array.cast(value[name])
-            except pa.ArrowInvalid as exc:
-                raise ValueError(f"{path}: column {name!r} must be numeric: {exc}") from exc
-        arrays.append(array)
-    return pa.table(arrays, names=wanted)
+
+
+def _first_invalid(values: pa.Array, target: pa.DataType) -> int:
+    """Position of the first of ``values`` that cannot be cast to ``target`` (one must fail).
+
+    Halves the range holding it: about two casts of the whole array.
+    """
+    start, stop = 0, len(values)
+    while stop - start > 1:
+        middle = (start + stop) // 2
+        try:
+            values.slice(start, middle - start).cast(target)
+        except pa.ArrowInvalid:
+            stop = middle
+        else:
+            start = middle
+    return start
 
 
 def _check_unique_pairs(table: pa.Table, ids: _DocumentIds, kind: str, use_numba: bool) -> tuple:

@@ -321,6 +321,32 @@ def test_bad_files(tmp_path):
         read_run(bad)
     with pytest.raises(FileNotFoundError, match="run file not found"):
         read_run(tmp_path / "nope")
+
+
+def test_file_errors_name_the_line(tmp_path):
+    """Bad values name their file line (comments and blank lines counted); a qrels line with
+    text after its grade is malformed, as in trec_eval, while a run line may carry it."""
+    run = tmp_path / "bad.run"
+    run.write_text("# a comment\nq1 Q0 d1 1 0.5 tag\n\nq1 Q0 d2 2 high tag\nq1 Q0 d3 3 x tag\n")
+    with pytest.raises(
+        ValueError,
+        match=r"bad.run, line 4: the score field must be a number; "
+        r"found 'high'",
+    ):
+        read_run(run)
+    qrels = tmp_path / "bad.qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 2 # relevant\n")
+    with pytest.raises(
+        ValueError,
+        match=r"bad.qrels, line 2: a TREC qrels line has 4 fields \(qid iteration docid grade\); "
+        r"found 6: 'q1 0 d2 2 # relevant'",
+    ):
+        read_qrels(qrels)
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 one\n")
+    with pytest.raises(ValueError, match=r"line 2: the grade field must be a number; found 'one'"):
+        read_qrels(qrels)
+    run.write_text("q1 Q0 d1 1 0.5 tag and more\nq1 Q0 d2 2 0.25 tag\n")
+    assert read_run(run).column("score").to_pylist() == [0.5, 0.25]
     with pytest.raises(
         KeyError, match="the qrels table needs columns qid, docid, grade; 'grade' is missing"
     ):

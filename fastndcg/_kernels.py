@@ -769,8 +769,10 @@ def _ideal_prefix(
             for t in range(pos, stop):
                 prefix[t + 1] = prefix[t] + g * discount[t]
             pos += filled
-        for t in range(pos, count):  # rows without gain
-            prefix[t + 1] = prefix[t]
+        if pos < count:  # the ranks of rows without gain keep the sum: a fill, not a chain
+            last = prefix[pos]
+            for t in range(pos + 1, count + 1):
+                prefix[t] = last
         if not compare:
             hist[:] = 0
         return

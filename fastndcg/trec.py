@@ -214,12 +214,10 @@ def _records(path: Path, kind: str, names, positions) -> Iterator[tuple[int, lis
     width = len(names)
     number = 0
     with path.open("rb") as f:
-        head = f.read(_SNIFF_BYTES)
-        f.seek(len(_BOM) if head.startswith(_BOM) else 0)
-        # lines end at line feeds; a file whose lines end at lone carriage returns is split there
-        lines = f.read().split(b"\r") if re.search(rb"\r(?!\n)", head) else f
+        if f.read(len(_BOM)) != _BOM:
+            f.seek(0)
         try:
-            for number, raw in enumerate(lines, start=1):
+            for number, raw in enumerate(_lines(f), start=1):
                 line = raw.strip()
                 if not line or line.startswith(b"#"):
                     continue
@@ -236,6 +234,23 @@ def _records(path: Path, kind: str, names, positions) -> Iterator[tuple[int, lis
                 f"{path}, line {number}: not UTF-8 text ({exc.reason}: byte "
                 f"{exc.object[exc.start : exc.start + 1]!r}); TREC files are read as UTF-8"
             ) from exc
+
+
+def _lines(f: Any) -> Iterator[bytes]:
+    """The lines of a binary file, ending at a line feed, a carriage return or both.
+
+    Read a line feed at a time (streaming); the rare lone carriage return splits such a
+    piece further.
+    """
+    for piece in f:
+        if b"\r" not in piece:
+            yield piece
+            continue
+        if piece.endswith(b"\r\n"):
+            piece = piece[:-2]
+        elif piece.endswith(b"\n"):
+            piece = piece[:-1]
+        yield from piece.split(b"\r")
 
 
 def _first_invalid(values: pa.Array, target: pa.DataType) -> int:

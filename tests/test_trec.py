@@ -589,6 +589,21 @@ def test_both_readers_read_byte_order_marks_and_line_ends_alike(tmp_path, spaces
     np.testing.assert_array_equal(result.per_query, expected.per_query)
 
 
+def test_mixed_line_ends_are_each_a_line_end(tmp_path):
+    """Line feeds, carriage returns and both end lines wherever they are in a file, also
+    when the line reader takes it (a comment) and the first line ends at a lone CR."""
+    run = tmp_path / "run"
+    body = "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\r\nq1 Q0 d3 3 0.3 t\rq1 Q0 d4 4 0.2 t\n"
+    run.write_bytes(("# my run\r" + body).encode())
+    table = read_run(run)
+    assert table.column("docid").to_pylist() == ["d1", "d2", "d3", "d4"]
+    assert table.column("score").to_pylist() == [0.5, 0.4, 0.3, 0.2]
+    lines = "".join(f"q1 Q0 e{i} {i} 0.5 t\n" for i in range(5000))  # beyond the first 64 KiB
+    run.write_bytes(("# my run\n" + lines + "q2 Q0 d1 1 0.5 t\rq2 Q0 d2 2 bad t\n").encode())
+    with pytest.raises(ValueError, match=r"line 5003: the score field must be a number"):
+        read_run(run)
+
+
 def test_unreadable_trec_inputs_are_clear_errors(tmp_path):
     run = tmp_path / "run"
     run.write_bytes(b"q1 Q0 d1 1 0.9 sys\nq1 Q0 d\xff2 2 0.8 sys\n")

@@ -237,10 +237,10 @@ def _records(path: Path, kind: str, names, positions) -> Iterator[tuple[int, lis
 
 
 def _lines(f: Any) -> Iterator[bytes]:
-    """The lines of a binary file, ending at a line feed, a carriage return or both.
+    """The lines of a binary file, each ending at a line feed, a carriage return or both.
 
-    Read a line feed at a time (streaming); the rare lone carriage return splits such a
-    piece further.
+    The file streams in pieces ending at line feeds; a piece holding a carriage return
+    (rare) is split at it too.
     """
     for piece in f:
         if b"\r" not in piece:

@@ -1166,6 +1166,39 @@ def first_row(values, a, b, want_nonfinite):
     return -1
 
 
+_ONES = np.uint64(0x0101010101010101)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+
+
+@njit(cache=True, inline="always")
+def _zero_bytes(word):
+    """The high bit of each byte of ``word`` that is zero, and no other bit."""
+    return ~(((word & _LOW7) + _LOW7) | word | _LOW7)
+
+
+@njit(cache=True, nogil=True)
+def stray_whitespace(words, a, b, separator, other):
+    """Whether bytes ``words[a:b]`` (8 to a word) hold whitespace besides single separators.
+
+    That is a byte ``other`` (the other field separator), a vertical tab or a form feed, or two
+    ``separator`` bytes in a row (``words[b]`` is read for the pair across the last word).
+    Eight bytes are compared at once in each 64-bit word, and the words are vectorised.
+    """
+    separators = _ONES * np.uint64(separator)
+    others = _ONES * np.uint64(other)
+    vertical_tabs = _ONES * np.uint64(11)
+    form_feeds = _ONES * np.uint64(12)
+    found = np.uint64(0)
+    for j in range(np.uint64(a), np.uint64(b)):
+        word = words[j]
+        here = _zero_bytes(word ^ separators)  # the separator bytes of this word
+        next_word = _zero_bytes(words[j + np.uint64(1)] ^ separators)
+        found |= _zero_bytes(word ^ others) | _zero_bytes(word ^ vertical_tabs)
+        found |= _zero_bytes(word ^ form_feeds) | (here & (here >> np.uint64(8)))
+        found |= (here >> np.uint64(56)) & next_word & np.uint64(0x80)
+    return found != 0
+
+
 @njit(cache=True, nogil=True)
 def run_starts(ids):
     """Start row of every run of equal consecutive ids, plus ``ids.size`` at the end."""

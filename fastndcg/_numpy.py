@@ -261,3 +261,15 @@ def match_judgments(offsets, documents, judged_offsets, judged_documents, judged
     repeats = np.flatnonzero(run_keys[by_key][1:] == run_keys[by_key][:-1])
     duplicate = int(by_key[repeats + 1].min()) if repeats.size else -1
     return labels, duplicate
+
+
+def stray_whitespace(data: np.ndarray, separator: int, other: int) -> bool:
+    """Twin of ``_kernels.stray_whitespace``, on the bytes ``data`` (in slices of 16 MiB)."""
+    stray = np.zeros(256, dtype=bool)
+    stray[[other, 11, 12]] = True
+    step = 1 << 24
+    for start in range(0, data.size, step):
+        piece = data[start : start + step + 1]  # one byte more: the pair across the slices
+        if stray[piece].any() or ((piece[:-1] == separator) & (piece[1:] == separator)).any():
+            return True
+    return False

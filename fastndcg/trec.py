@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from fastndcg._arrow import as_arrow, ids_to_numpy
+from fastndcg._backends import numba_available
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import (
     Layout,
@@ -120,7 +121,7 @@ def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
         except pa.ArrowInvalid:
             pass  # irregular lines further down: read line by line
         else:
-            if _regular(table, wanted, value):
+            if _regular(table, wanted, value) and not _stray_whitespace(path, delimiter):
                 return table
     return _read_loose(path, kind, names, wanted, value)
 
@@ -147,6 +148,48 @@ def _regular(table: pa.Table, wanted: list[str], value: dict[str, pa.DataType]) 
             if name == "qid" and _HASH in data and (data[starts[:-1] - starts[0]] == _HASH).any():
                 return False
     return True
+
+
+def _stray_whitespace(path: Path, delimiter: str) -> bool:
+    r"""Whether the file holds whitespace besides single ``delimiter`` bytes and line ends.
+
+    The fast reader splits lines at the delimiter only, and the columns it skips are not
+    checked by :func:`_regular`: a tab or an empty field there (``7\t9``, two spaces) would
+    shift the fields of the line reader, which splits at any whitespace. One pass over the
+    file's bytes, 8 at a time: about 25 ms per 100 MB with Numba, mapping the file included.
+    """
+    size = path.stat().st_size
+    if size == 0:
+        return False
+    separator = ord(delimiter)
+    other = ord(" " if delimiter == "\t" else "\t")
+    data = np.memmap(path, dtype=np.uint8, mode="r")
+    if not numba_available():
+        from fastndcg import _numpy
+
+        return _numpy.stray_whitespace(data, separator, other)
+    import numba
+
+    from fastndcg._kernels import stray_whitespace
+    from fastndcg._scan import run_chunks
+
+    body = size // 8 - 1  # whole words followed by another whole word
+    if body > 0:
+        words = data[: (body + 1) * 8].view(np.uint64)
+        chunks = 4 * numba.get_num_threads()
+        bounds = np.linspace(0, body, chunks + 1).astype(np.int64)
+        found = run_chunks(
+            lambda c: stray_whitespace(words, bounds[c], bounds[c + 1], separator, other),
+            chunks,
+            numba.get_num_threads(),
+        )
+        if any(found):
+            return True
+    tail = np.zeros(24, dtype=np.uint8)  # the last 8-15 bytes (or all of a short file), padded
+    rest = data[max(body, 0) * 8 :]
+    tail[: rest.size] = rest
+    tail.setflags(write=False)  # read-only like the mapped file: one compiled signature
+    return bool(stray_whitespace(tail.view(np.uint64), 0, 2, separator, other))
 
 
 def _string_chunks(column: pa.ChunkedArray) -> Iterator[tuple[np.ndarray, np.ndarray]]:

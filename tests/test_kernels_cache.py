@@ -53,6 +53,11 @@ pq.write_table(
     }),
     parquet,
 )
+trec = tempfile.mkdtemp()
+with open(os.path.join(trec, "qrels"), "w") as f:
+    f.write("1 0 a 1\\n1 0 b 0\\n")
+with open(os.path.join(trec, "run"), "w") as f:
+    f.write("1 Q0 a 1 1.0 t\\n1 Q0 c 2 2.0 t\\n2 Q0 a 1 0.5 t\\n")
 calls = {
     "ndcg": lambda: fastndcg.ndcg(grades, scores, qid=np.arange(rows) // 100, k=[1, 10, None]),
     "ndcg, float32 scores": lambda: fastndcg.ndcg(grades[:50], scores[:50].astype(np.float32)),
@@ -65,6 +70,9 @@ calls = {
     "ndcg_run, trec_eval ties": lambda: fastndcg.ndcg_run(judgments, run, ties="docid_desc"),
     "ndcg_run, trec_eval -M": lambda: fastndcg.ndcg_run(
         judgments, run, ties="docid_desc", max_docs=1
+    ),
+    "ndcg_run, TREC files": lambda: fastndcg.ndcg_run(
+        os.path.join(trec, "qrels"), os.path.join(trec, "run"), k=10
     ),
 }
 compiled = {}
@@ -104,9 +112,11 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     compiled = _compiled_around_warmup(tmp_path)
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
-    assert len(after) == 8
+    assert len(after) == 9
     assert "score_queries" not in compiled["in warmup"]
-    assert {"scan_floats", "scan_integers", "run_starts"} <= set(compiled["in warmup"])
+    assert {"scan_floats", "scan_integers", "run_starts", "stray_whitespace"} <= set(
+        compiled["in warmup"]
+    )
 
 
 def test_warmup_compiles_everything_itself_where_no_helper_can_start(tmp_path):

@@ -604,6 +604,29 @@ def test_mixed_line_ends_are_each_a_line_end(tmp_path):
         read_run(run)
 
 
+@pytest.mark.parametrize("at", range(8))
+def test_stray_whitespace_past_the_head_is_read_line_by_line(tmp_path, at):
+    """A tab in a column the fast reader skips, or an empty one (two separators), past the
+    first 64 KiB: the fast reader would read such a line otherwise than trec_eval, which
+    splits at any whitespace, so these files are read line by line. ``at`` moves the stray
+    bytes across the 8-byte words the check reads."""
+    regular = "".join(f"q1 Q0 e{i} {i} 0.5 t\n" for i in range(5000))  # beyond 64 KiB
+    document = "d" + "x" * at
+    run = tmp_path / "run"
+    run.write_text(regular + f"q2 Q0 {document} 7\t9 0.25 t\n")
+    assert read_run(run).column("score").to_pylist()[-1] == 9.0  # split at the tab too
+    run.write_text(regular + f"q2 Q0 {document}  0.25 t\n")
+    with pytest.raises(ValueError, match=r"line 5001: a TREC run line has 6 fields"):
+        read_run(run)  # the rank is missing
+    run.write_text(regular + f"q2 Q0 {document} 3 0.25 t\n")
+    assert read_run(run).column("score").to_pylist()[-1] == 0.25
+    qrels = tmp_path / "qrels"
+    judged = "".join(f"q1 0 e{i} 1\n" for i in range(8000))
+    qrels.write_text(judged + f"q2 0\tX {document} 1\n")
+    with pytest.raises(ValueError, match=r"line 8001: a TREC qrels line has 4 fields"):
+        read_qrels(qrels)
+
+
 def test_unreadable_trec_inputs_are_clear_errors(tmp_path):
     run = tmp_path / "run"
     run.write_bytes(b"q1 Q0 d1 1 0.9 sys\nq1 Q0 d\xff2 2 0.8 sys\n")

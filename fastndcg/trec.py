@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -164,8 +165,8 @@ def _stray_whitespace(path: Path, delimiter: str) -> bool:
     separator = ord(delimiter)
     other = ord(" " if delimiter == "\t" else "\t")
     data = np.memmap(path, dtype=np.uint8, mode="r")
-    if not numba_available():
-        from fastndcg import _numpy
+    if not numba_available() or sys.byteorder != "little":  # the kernel reads words' bytes
+        from fastndcg import _numpy  # in little-endian order
 
         return _numpy.stray_whitespace(data, separator, other)
     import numba

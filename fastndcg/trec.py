@@ -44,8 +44,7 @@ MISSING = ("zero", "skip", "error")
 _SNIFF_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
-_SPACE, _HASH = ord(" "), ord("#")
-_WHITESPACE = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)  # what bytes.split() splits on
+_HASH = ord("#")
 
 
 def read_qrels(source: Any) -> pa.Table:
@@ -128,12 +127,12 @@ def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
 
 
 def _regular(table: pa.Table, wanted: list[str], value: dict[str, pa.DataType]) -> bool:
-    """Whether the fast reader read every line as the line-by-line reader would.
+    """Whether the fast reader read every kept column as the line-by-line reader would.
 
     The delimiter was chosen from the file's first bytes; further down a comment line (read
-    as a query ``#...``), whitespace inside a field (another separator) or a line of
-    whitespace (empty fields) would be read differently, so such files are read line by line.
-    The checks read the columns' offsets and bytes (about 0.4 s per 100 million rows).
+    as a query ``#...``), an empty field or a missing value would be read differently, so such
+    files are read line by line. The checks read the columns' offsets and bytes. Whitespace
+    besides single separators, in any column, is found by :func:`_stray_whitespace`.
     """
     for name in wanted:
         column = table.column(name)
@@ -144,8 +143,6 @@ def _regular(table: pa.Table, wanted: list[str], value: dict[str, pa.DataType]) 
         for starts, data in _string_chunks(column):
             if starts.size > 1 and np.diff(starts).min() == 0:  # an empty field
                 return False
-            if data.size and data.min() <= _SPACE and np.isin(data, _WHITESPACE).any():
-                return False
             if name == "qid" and _HASH in data and (data[starts[:-1] - starts[0]] == _HASH).any():
                 return False
     return True
@@ -154,10 +151,10 @@ def _regular(table: pa.Table, wanted: list[str], value: dict[str, pa.DataType]) 
 def _stray_whitespace(path: Path, delimiter: str) -> bool:
     r"""Whether the file holds whitespace besides single ``delimiter`` bytes and line ends.
 
-    The fast reader splits lines at the delimiter only, and the columns it skips are not
-    checked by :func:`_regular`: a tab or an empty field there (``7\t9``, two spaces) would
-    shift the fields of the line reader, which splits at any whitespace. One pass over the
-    file's bytes, 8 at a time: about 25 ms per 100 MB with Numba, mapping the file included.
+    The fast reader splits lines at the delimiter only: a tab or an empty field (``7\t9``, two
+    spaces) in any column, also one it skips, would shift the fields of the line reader,
+    which splits at any whitespace. One pass over the file's bytes, 8 at a time: about 25 ms
+    per 100 MB with Numba, mapping the file included.
     """
     size = path.stat().st_size
     if size == 0:

@@ -126,12 +126,12 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray, int]:
     assert kernels is not None
     threads = numba.get_num_threads()
     rows = plan.offsets[-1]
-    dcg = np.zeros((plan.n_queries, plan.cutoffs.size))
+    dcg = np.zeros((plan.cutoffs.size, plan.n_queries))  # the kernel's layout; returned as .T
     idcg = np.zeros_like(dcg)
     inputs = kernel_inputs(plan)
     if threads == 1 or rows < PARALLEL_MIN_ROWS:
         nonfinite = kernels.score_queries(0, plan.n_queries, inputs, dcg, idcg)
-        return dcg, idcg, nonfinite
+        return dcg.T, idcg.T, nonfinite
     # large inputs in more chunks than threads, so that a slow chunk does not hold the others
     bounds = chunk_bounds(plan.offsets, threads * (_CHUNKS_PER_THREAD if rows >= _MANY_ROWS else 1))
     counts = run_chunks(
@@ -139,7 +139,7 @@ def run_plan(plan: Plan, backend: str) -> tuple[np.ndarray, np.ndarray, int]:
         bounds.size - 1,
         threads,
     )
-    return dcg, idcg, sum(counts)
+    return dcg.T, idcg.T, sum(counts)
 
 
 def kernel_inputs(plan: Plan) -> tuple:

@@ -276,13 +276,16 @@ class Engine:
         w = query_weights(weights, dcg.shape[0])
         w = None if w is None else relative_weights(w)  # mean and ratio: only ratios matter
         counted = ~np.isnan(per_query)
-        counted_w = np.where(counted, (np.ones(dcg.shape[0]) if w is None else w)[:, None], 0.0)
+        # sums per cutoff: the kernels' (n_queries, n_cutoffs) arrays hold each column contiguous
+        weight = counted if w is None else np.where(counted, w[:, None], 0.0)
         if self.aggregate == "mean":
-            numerator = (np.where(counted, per_query, 0.0) * counted_w).sum(axis=0)
-            denominator = counted_w.sum(axis=0)
+            top, bottom = np.where(counted, per_query, 0.0), weight
         else:
-            numerator = (counted_w * dcg).sum(axis=0)
-            denominator = (counted_w * idcg).sum(axis=0)
+            top, bottom = np.where(counted, dcg, 0.0), np.where(counted, idcg, 0.0)
+        if w is not None:
+            top = top * weight
+            bottom = weight if self.aggregate == "mean" else bottom * weight
+        numerator, denominator = top.sum(axis=0), bottom.sum(axis=0)
         mean = np.full(len(self.cutoffs), np.nan)
         np.divide(numerator, denominator, out=mean, where=denominator > 0)
         return NDCGResult(

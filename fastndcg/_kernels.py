@@ -314,21 +314,27 @@ def _rank_by_count(rank, values, m, seen):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _narrow(cand, cand_scores, sample, m, count):
+def _narrow(cand, cand_scores, sample, order, m, count):
     """Drop candidates below a tighter bound of the count-th best score; returns how many stay.
 
-    Bounds are taken from a sorted sample of the candidates' scores, starting a little below
-    the count-th best in proportion and moving down: the first that at least ``count``
-    candidates reach is a true lower bound of the count-th best score, and the candidates
-    below it are dropped (none if no sampled bound holds). Candidates keep their order.
-    ``sample`` is scratch of :data:`_SAMPLE` entries.
+    Bounds are taken from a sample of the candidates' scores in descending order, starting a
+    little below the count-th best in proportion and moving down: the first that at least
+    ``count`` candidates reach is a true lower bound of the count-th best score, and the
+    candidates below it are dropped (none if no sampled bound holds). Candidates keep their
+    order. ``sample`` is scratch of :data:`_SAMPLE` + :data:`_PAD` entries, ``order`` of
+    ``2 * _SAMPLE``; the sample is ordered by counting (:func:`_rank_by_count`), branch-free.
     """
-    for j in range(_SAMPLE):
-        sample[j] = cand_scores[j * m // _SAMPLE]
-    _sort_desc(sample, sample.size)  # a size known at run time: no second compile for 32
+    n_sample = sample.size - _PAD  # known at run time only: see _rank_by_count
+    for j in range(n_sample):
+        sample[j] = cand_scores[j * m // n_sample]
+    rank = order[:n_sample]
+    at = order[n_sample:]  # scratch of the ranking, then the sample position at each rank
+    _rank_by_count(rank, sample, n_sample, at)
+    for j in range(n_sample):
+        at[rank[j]] = j
     rows = np.uint64(m)
-    for pick in range((_SAMPLE * count * 9) // (8 * m), _SAMPLE):
-        bound = sample[pick]
+    for pick in range((n_sample * count * 9) // (8 * m), n_sample):
+        bound = sample[at[pick]]
         reaching = 0
         for c in range(rows):
             reaching += cand_scores[c] >= bound
@@ -394,7 +400,7 @@ def _dcg_by_count(
     by_rank,
     sums,
 ):
-    """``dcg[q, j]`` for every cutoff from the rank of each row with a gain, found by counting.
+    """``dcg[j, q]`` for every cutoff from the rank of each row with a gain, found by counting.
 
     ``values``/``gains`` hold the ``m`` rows that may rank within the largest cutoff (every
     row scoring as high as any of them among them), in input order; ``useful`` lists those of
@@ -412,7 +418,7 @@ def _dcg_by_count(
     """
     deepest = 0
     for j in range(cutoffs.size):
-        dcg[q, j] = 0.0
+        dcg[j, q] = 0.0
         deepest = max(deepest, n if cutoffs[j] < 0 else min(cutoffs[j], n))
     for r in range(deepest):
         by_rank[r] = 0.0
@@ -472,12 +478,12 @@ def _dcg_by_count(
             cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
             if above < cut:
                 shared = prefix[min(above + tied, cut)] - prefix[above]
-                dcg[q, j] += gain * shared / tied
+                dcg[j, q] += gain * shared / tied
     sums[0] = 0.0
     for r in range(deepest):
         sums[r + 1] = sums[r] + by_rank[r] * discount[r]
     for j in range(cutoffs.size):
-        dcg[q, j] += sums[n if cutoffs[j] < 0 else min(cutoffs[j], n)]
+        dcg[j, q] += sums[n if cutoffs[j] < 0 else min(cutoffs[j], n)]
 
 
 @njit(cache=True, _nrt=False)
@@ -826,7 +832,10 @@ def _local_ideal(
 
 @njit(cache=True, nogil=True)
 def score_queries(q0, q1, inputs, dcg_out, idcg_out):
-    """Fill ``dcg_out[q, j]`` and ``idcg_out[q, j]`` for queries ``q0:q1`` and every cutoff ``j``.
+    """Fill ``dcg_out[j, q]`` and ``idcg_out[j, q]`` for queries ``q0:q1`` and every cutoff ``j``.
+
+    The outputs are (n_cutoffs, n_queries): callers see them transposed, as (n_queries,
+    n_cutoffs) arrays whose columns are contiguous, which the per-cutoff means read fast.
 
     ``inputs`` = (offsets, grades, grade_code, scores, score_code, ranked, tie_mode, tie_key,
     seed, gain_mode, gain_table, level_order, level_gain, discount, discount_prefix, cutoffs,
@@ -887,7 +896,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     tmp_top = np.empty(size + _FEW, dtype=np.float64)  # room for padding
     rank = np.empty(size, dtype=np.int64)
     narrow = np.empty(size + _PAD32, dtype=np.float32)  # float32 copies of candidate scores
-    sample = np.empty(_SAMPLE, dtype=np.float64)
+    sample = np.empty(_SAMPLE + _PAD, dtype=np.float64)  # (room for padding)
+    sample_order = np.empty(2 * _SAMPLE, dtype=np.int64)
     column_max = np.empty(max(SMALL_SELECT, _FEW), dtype=np.float64)
     prefix = np.empty(cap + 1, dtype=np.float64)
     mean_gain = np.empty(max(cap, 1), dtype=np.float64)
@@ -921,15 +931,15 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 nonfinite += bad
                 if _holds_nan(sc, n):  # the caller raises; the ranking code assumes no NaN
                     for j in range(n_cut):
-                        dcg_out[q, j] = np.nan
-                        idcg_out[q, j] = np.nan
+                        dcg_out[j, q] = np.nan
+                        idcg_out[j, q] = np.nan
                     continue
             select = count <= SMALL_SELECT and count < n
             m = n
             if select:
                 m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
                 if m > max(count + count // 4 + 16, _NARROW_FROM):
-                    m = _narrow(tmp_buf, tmp_top, sample, m, count)
+                    m = _narrow(tmp_buf, tmp_top, sample, sample_order, m, count)
             if by_count and (not select or _COUNT_FROM < m <= RANK_BY_COUNT):
                 if not select:
                     for t in range(n):
@@ -1032,17 +1042,17 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             # 3. DCG per cutoff
             for j in range(n_cut):
                 cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
-                dcg_out[q, j] = prefix[cut]
+                dcg_out[j, q] = prefix[cut]
 
         # 4. IDCG per cutoff
         if ideal_mode == IDEAL_MAX:
             for j in range(n_cut):
                 slots = n if cutoffs[j] < 0 else cutoffs[j]
-                idcg_out[q, j] = max_gain * discount_prefix[slots]
+                idcg_out[j, q] = max_gain * discount_prefix[slots]
         elif ideal_mode == IDEAL_LOCAL:
             for j in range(n_cut):
                 cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
-                idcg_out[q, j] = _local_ideal(
+                idcg_out[j, q] = _local_ideal(
                     vals,
                     buf,
                     mean_gain,
@@ -1078,7 +1088,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             )
             for j in range(n_cut):
                 cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
-                idcg_out[q, j] = ideal_prefix[cut]
+                idcg_out[j, q] = ideal_prefix[cut]
     return nonfinite
 
 

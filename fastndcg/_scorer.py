@@ -143,9 +143,10 @@ class Scorer:
         offsets, fixed, tail = shape
         inputs = (offsets, grade_views, grade_code, score_views, score_code, *fixed)
         inputs += (offsets, grade_views, grade_code, *tail)
-        dcg = np.empty((1, self._n_cutoffs))  # the kernel writes every entry
-        idcg = np.empty((1, self._n_cutoffs))
+        dcg = np.empty((self._n_cutoffs, 1))  # the kernel writes every entry, [cutoff, query]
+        idcg = np.empty((self._n_cutoffs, 1))
         kernels.score_queries(0, 1, inputs, dcg, idcg)
+        dcg, idcg = dcg.T, idcg.T
         if self._single and idcg[0, 0] > 0:
             return float(dcg[0, 0] / idcg[0, 0])
         values = self._engine.per_query(_ONE_QUERY_IDS, dcg, idcg)[0]

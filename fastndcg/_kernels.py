@@ -79,6 +79,8 @@ COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a
 _PAD = 16  # counting loops compare whole blocks of this many rows
 _PAD32 = 32  # ... and of this many float32 values (8 per vector, 4 vectors per step)
 _FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
+_WEAK_BOUND = 4  # deeper selections from lists shorter than this many times their size skip
+# the column bound (each column holds too few rows for its maximum to exclude many)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -937,7 +939,12 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             select = count <= SMALL_SELECT and count < n
             m = n
             if select:
-                m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
+                if count <= _FEW or n >= _WEAK_BOUND * count:
+                    m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
+                else:  # the column bound would keep nearly every row: narrow them all
+                    for t in range(n):
+                        tmp_buf[t] = t
+                        tmp_top[t] = sc[t]
                 if m > max(count + count // 4 + 16, _NARROW_FROM):
                     m = _narrow(tmp_buf, tmp_top, sample, sample_order, m, count)
             if by_count and (not select or _COUNT_FROM < m <= RANK_BY_COUNT):

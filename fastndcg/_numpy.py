@@ -47,8 +47,8 @@ def gains_of(grades: np.ndarray, plan: Plan) -> np.ndarray:
 def score_queries(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """DCG and IDCG of every query at every cutoff: arrays of shape (n_queries, n_cutoffs)."""
     n_queries = plan.n_queries
-    dcg = np.zeros((n_queries, plan.cutoffs.size))
-    idcg = np.zeros_like(dcg)
+    dcg = np.zeros((plan.cutoffs.size, n_queries)).T  # columns contiguous, as from the kernels
+    idcg = np.zeros((plan.cutoffs.size, n_queries)).T
     lengths = np.diff(plan.offsets)
     for queries, width in _blocks(lengths):
         _score_block(plan, queries, width, lengths[queries], dcg, idcg)

@@ -146,10 +146,9 @@ class Scorer:
         dcg = np.empty((self._n_cutoffs, 1))  # the kernel writes every entry, [cutoff, query]
         idcg = np.empty((self._n_cutoffs, 1))
         kernels.score_queries(0, 1, inputs, dcg, idcg)
-        dcg, idcg = dcg.T, idcg.T
         if self._single and idcg[0, 0] > 0:
             return float(dcg[0, 0] / idcg[0, 0])
-        values = self._engine.per_query(_ONE_QUERY_IDS, dcg, idcg)[0]
+        values = self._engine.per_query(_ONE_QUERY_IDS, dcg.T, idcg.T)[0]
         return float(values[0]) if self._single else values
 
     def _general(self, grades: Any, scores: Any) -> float | np.ndarray:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -294,6 +294,22 @@ def _lines(f: Any) -> Iterator[bytes]:
         yield from piece.split(b"\r")
 
 
+def _place_of_row(source: Any, kind: str, names: tuple[str, ...]) -> Callable[[int], str]:
+    """How errors name row ``r`` of a run or qrels: its line when ``source`` is a file.
+
+    The line is found by reading the file again up to that row (only when an error is raised).
+    """
+    if not isinstance(source, (str, Path)):
+        return lambda r: f"{kind} row {r}"
+    path = Path(source)
+
+    def place(row: int) -> str:
+        number, _ = next(itertools.islice(_records(path, kind, names, [0]), row, None))
+        return f"line {number} of {path}"
+
+    return place
+
+
 def _first_invalid(values: pa.Array, target: pa.DataType) -> int:
     """Position of the first of ``values`` that cannot be cast to ``target`` (one must fail).
 
@@ -397,11 +413,12 @@ def ndcg_run(
     checked_stats(
         judged_grades,
         "qrels grade",
-        lambda r: f"qrels row {r}",
+        _place_of_row(qrels, "qrels", QRELS_COLUMNS),
         engine.use_numba,
         integral=False,
     )
     run_table = read_run(run)
+    run_row = _place_of_row(run, "run", RUN_COLUMNS)
     run_scores = run_table.column("score").to_numpy()
     judged_ids, run_ids = _document_ids(
         judgments_table.column("docid"),
@@ -423,9 +440,7 @@ def ndcg_run(
     keep = None  # the run rows scored (None: every row, then nothing is copied)
     if max_docs is not None and max_docs < run_table.num_rows:  # else no query is cut
         # every score takes part in the cut, so each must be finite, even one cut away
-        checked_stats(
-            run_scores, "scores", lambda r: f"run row {r}", engine.use_numba, integral=False
-        )
+        checked_stats(run_scores, "scores", run_row, engine.use_numba, integral=False)
         keep = _first_ranked(codes, engine.held(run_scores), max_docs, engine.use_numba, tie_key)
     if judged_only:
         keep = judged if keep is None else keep & judged
@@ -442,6 +457,7 @@ def ndcg_run(
             grades,
             run_scores,
             absent if missing == "zero" else None,
+            run_row,
             engine.use_numba,
         )
         if tie_key is not None and layout.row_order is not None:
@@ -835,12 +851,13 @@ def _run_layout(
     grades: np.ndarray,
     scores: np.ndarray,
     absent: pa.Array | None,
+    run_row: Callable[[int], str],
     use_numba: bool,
 ) -> Layout:
     """The kept run rows grouped by query, then the ``absent`` judged queries as empty rankings.
 
     ``keep`` selects the run rows (None: all of them; ``grades`` are those of the kept rows,
-    ``scores`` those of every run row).
+    ``scores`` those of every run row); errors name run row ``r`` as ``run_row(r)``.
     Every query of the run gets a list, even when no row of it was kept.
     """
     if keep is None:
@@ -857,7 +874,7 @@ def _run_layout(
         as_grade_vector(grades, "grades"),
         scores,
         query_ids,
-        lambda r: f"run row {r if keep is None else np.flatnonzero(keep)[r]}",
+        lambda r: run_row(r if keep is None else int(np.flatnonzero(keep)[r])),
         use_numba,
         order,
     )

@@ -218,8 +218,8 @@ def test_an_error_in_one_of_several_runs_names_it(tmp_path):
     )
     assert run.returncode == 2
     assert run.stderr.strip() == (
-        f"fastndcg: error: {bad}: scores has an infinite value at run row 0; scores must be "
-        "finite: drop or fill those rows first"
+        f"fastndcg: error: scores has an infinite value at line 1 of {bad}; scores must "
+        "be finite: drop or fill those rows first"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -205,6 +206,26 @@ def test_a_nonfinite_score_names_its_run_row(backend, query, cut):
         {"qid": ["a", "a", query], "docid": ["d1", "d2", "d3"], "score": [0.5, 0.4, np.nan]}
     )
     with pytest.raises(ValueError, match="scores has a NaN value at run row 2"):
+        fastndcg.ndcg_run(qrels, run, backend=backend, **cut)
+
+
+@pytest.mark.parametrize("header", ["", "# a comment\n\n"])  # fast reader / line reader
+@pytest.mark.parametrize("cut", [{}, {"max_docs": 2, "ties": "stable"}, {"judged_only": True}])
+def test_a_nonfinite_value_in_a_file_names_its_line(tmp_path, backend, header, cut):
+    qrels = tmp_path / "qrels"
+    qrels.write_text(header + "a 0 d1 1\na 0 d3 0\n")
+    run = tmp_path / "run"
+    run.write_text(header + "a Q0 d1 1 0.5 t\na Q0 d2 2 0.4 t\na Q0 d3 3 nan t\n")
+    line = header.count("\n") + 3
+    with pytest.raises(
+        ValueError, match=re.escape(f"scores has a NaN value at line {line} of {run};")
+    ):
+        fastndcg.ndcg_run(qrels, run, backend=backend, **cut)
+    qrels.write_text(header + "a 0 d1 1\na 0 d3 inf\n")
+    line = header.count("\n") + 2
+    with pytest.raises(
+        ValueError, match=re.escape(f"grade has an infinite value at line {line} of {qrels};")
+    ):
         fastndcg.ndcg_run(qrels, run, backend=backend, **cut)
 
 

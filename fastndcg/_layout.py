@@ -124,7 +124,7 @@ def as_grade_vector(values: Any, name: str) -> np.ndarray:
 def as_score_vector(values: Any, name: str) -> np.ndarray:
     """1-D contiguous scores as float64 or float32, converting (copying) only when needed."""
     array = numeric_vector(values, name)
-    if array.dtype.kind in "iu" and array.size:
+    if (array.dtype.kind in "iu" or array.dtype.itemsize > 8) and array.size:
         _check_exact_in_float64(array, name)
     if array.dtype not in SCORE_DTYPES:
         array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
@@ -132,13 +132,20 @@ def as_score_vector(values: Any, name: str) -> np.ndarray:
 
 
 def _check_exact_in_float64(array: np.ndarray, name: str) -> None:
-    """Integer scores must be exact in float64 (the precision they are ranked in)."""
-    beyond = (array > 2**53) | (array < -(2**53))
-    if beyond.any():
-        row = int(np.argmax(beyond))
+    """Integer and long double scores must be exact in float64, the precision of the ranking."""
+    if array.dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            inexact = array.astype(np.float64) != array  # NaN too: the scores' check names it
+        inexact &= ~np.isnan(array)
+        beyond = "a long double that float64 cannot hold"
+    else:
+        inexact = (array > 2**53) | (array < -(2**53))
+        beyond = "beyond 2**53"
+    if inexact.any():
+        row = int(np.argmax(inexact))
         raise ValueError(
-            f"{name} has {array[row]} at row {row}, beyond 2**53, where float64 (the precision "
-            f"scores are ranked in) rounds integers and neighbours can tie; rescale them, or "
+            f"{name} has {array[row]!s} at row {row}, {beyond}: float64 (the precision scores "
+            f"are ranked in) rounds it and neighbours can tie; rescale them, or "
             f"pass {name}.astype(float) to accept the rounding"
         )
 

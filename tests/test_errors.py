@@ -188,6 +188,16 @@ def call(**overrides):
             ValueError,
             r"scores has 9007199254740993 at row 0, beyond 2\*\*53",
         ),
+        pytest.param(
+            dict(
+                scores=np.array([1, 1, 0, 0, 0], np.longdouble) + np.array([1, 0, 0, 0, 0]) / 2**60
+            ),
+            ValueError,
+            r"scores has 1\.0+[1-9]\d* at row 0, a long double that float64 cannot hold",
+            marks=pytest.mark.skipif(
+                np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here"
+            ),
+        ),
         (dict(ties="random", seed=-1), TypeError, "seed must be a non-negative int"),
         (dict(ties="random", seed=1.5), TypeError, "seed must be a non-negative int"),
         (
@@ -544,6 +554,14 @@ def test_caller_arrays_are_never_modified(backend):
 def test_a_zero_dimensional_k_is_an_int(backend):
     expected = call(backend=backend, k=2).mean
     np.testing.assert_array_equal(call(backend=backend, k=np.array(2)).mean, expected)
+
+
+def test_long_double_scores_that_float64_holds_are_accepted(backend):
+    scores = np.array([2.5, 0.25, -1e300, 3.0, 1.0], dtype=np.longdouble)
+    np.testing.assert_array_equal(
+        call(backend=backend, scores=scores).per_query,
+        call(backend=backend, scores=scores.astype(np.float64)).per_query,
+    )
 
 
 def test_integer_scores_up_to_2_pow_53_are_exact(backend):

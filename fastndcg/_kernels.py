@@ -24,7 +24,8 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
 1. rank the ``count = min(K, n)`` best rows by score. When ``count`` is small, rows scoring
    below a lower bound of the count-th best score (the count-th largest of 16 or 32 lane
    maxima up to a count of 32, else the smallest of ``count`` column maxima) are dropped
-   without a branch; long candidate lists are narrowed again by a bound sampled from them.
+   without a branch; long candidate lists are narrowed again by a bound sampled from them
+   (directly from the list when it is under 4x a count above 32: too few rows per column).
    With ties in input order ("stable", "average") the candidates are then ranked by
    counting, ``m * m`` branch-free comparisons, while ``m`` is small; otherwise they go
    through an insertion buffer with a running threshold. A whole list is ranked by counting

@@ -28,7 +28,13 @@ def as_arrow(data: Any) -> pa.Table | pa.RecordBatch:
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
     if _is_pandas(data):
-        return pa.Table.from_pandas(data, preserve_index=False)
+        try:
+            return pa.Table.from_pandas(data, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise TypeError(
+                f"the DataFrame cannot be read as Arrow columns ({exc}); convert the columns "
+                "to plain numeric or string dtypes first, e.g. df[col].astype(float)"
+            ) from exc
     if hasattr(data, "__arrow_c_stream__"):
         return pa.RecordBatchReader.from_stream(data).read_all()
     if hasattr(data, "__arrow_c_array__"):

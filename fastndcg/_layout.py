@@ -121,17 +121,20 @@ def as_grade_vector(values: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def as_score_vector(values: Any, name: str) -> np.ndarray:
-    """1-D contiguous scores as float64 or float32, converting (copying) only when needed."""
+def as_score_vector(values: Any, name: str, where: Callable[[int], str] = _input_row) -> np.ndarray:
+    """1-D contiguous scores as float64 or float32, converting (copying) only when needed.
+
+    Errors name entry ``r`` of ``values`` as ``where(r)``.
+    """
     array = numeric_vector(values, name)
     if (array.dtype.kind in "iu" or array.dtype.itemsize > 8) and array.size:
-        _check_exact_in_float64(array, name)
+        _check_exact_in_float64(array, name, where)
     if array.dtype not in SCORE_DTYPES:
         array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
     return np.ascontiguousarray(array)
 
 
-def _check_exact_in_float64(array: np.ndarray, name: str) -> None:
+def _check_exact_in_float64(array: np.ndarray, name: str, where: Callable[[int], str]) -> None:
     """Integer and long double scores must be exact in float64, the precision of the ranking."""
     if array.dtype.kind == "f":
         with np.errstate(over="ignore"):
@@ -144,7 +147,7 @@ def _check_exact_in_float64(array: np.ndarray, name: str) -> None:
     if inexact.any():
         row = int(np.argmax(inexact))
         raise ValueError(
-            f"{name} has {array[row]!s} at row {row}, {beyond}: float64 (the precision scores "
+            f"{name} has {array[row]!s} at {where(row)}, {beyond}: float64 (the precision scores "
             f"are ranked in) rounds it and neighbours can tie; rescale them, or "
             f"pass {name}.astype(float) to accept the rounding"
         )
@@ -305,7 +308,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
         return f"query row {q}, item {item}"
 
     grade_vec = as_grade_vector(flat(grades), "grades")
-    score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores")
+    score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores", where)
     query_ids = np.arange(n_queries, dtype=np.int64)
     return finish_layout(offs, grade_vec, score_vec, query_ids, where, use_numba)
 

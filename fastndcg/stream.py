@@ -164,7 +164,11 @@ class StreamScorer:
         scores = None
         if score_name is not None:
             raw = column(batch, score_name, "score")
-            scores = as_score_vector(numeric_column(raw, score_name, "score", base), "scores")
+            scores = as_score_vector(
+                numeric_column(raw, score_name, "score", base),
+                "scores",
+                lambda r: f"row {base + r}",
+            )
         bounds = _run_bounds(ids, self.engine.use_numba)
         run_ids = ids.take(pa.array(bounds[:-1]))
         if not _distinct(run_ids):

@@ -438,9 +438,12 @@ def ndcg_run(
     grades, judged = codes.grades(judged_grades, engine.use_numba)
     tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
     keep = None  # the run rows scored (None: every row, then nothing is copied)
-    if max_docs is not None and max_docs < run_table.num_rows:  # else no query is cut
-        # every score takes part in the cut, so each must be finite, even one cut away
+    cut = max_docs is not None and max_docs < run_table.num_rows  # else no query is cut
+    if cut or judged_only:
+        # every score takes part in the cut, and a non-finite score is an error wherever it
+        # is: rows cut away or unjudged are checked too, not only those scored
         checked_stats(run_scores, "scores", run_row, engine.use_numba, integral=False)
+    if cut:
         keep = _first_ranked(codes, engine.held(run_scores), max_docs, engine.use_numba, tie_key)
     if judged_only:
         keep = judged if keep is None else keep & judged

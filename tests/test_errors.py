@@ -556,6 +556,17 @@ def test_a_zero_dimensional_k_is_an_int(backend):
     np.testing.assert_array_equal(call(backend=backend, k=np.array(2)).mean, expected)
 
 
+def test_scores_float64_cannot_hold_are_named_by_their_cell(backend):
+    grades = np.ones((3, 4))
+    scores = np.arange(12, dtype=np.int64).reshape(3, 4)
+    scores[2, 3] = 2**53 + 1
+    mask = np.ones((3, 4), dtype=bool)
+    mask[:, 0] = False  # padding before the bad cell: its place in the kept rows differs
+    for kwargs in ({}, {"mask": mask}):
+        with pytest.raises(ValueError, match=r"at query row 2, item 3, beyond 2\*\*53"):
+            fastndcg.ndcg(grades, scores, backend=backend, **kwargs)
+
+
 def test_long_double_scores_that_float64_holds_are_accepted(backend):
     scores = np.array([2.5, 0.25, -1e300, 3.0, 1.0], dtype=np.longdouble)
     np.testing.assert_array_equal(

@@ -124,6 +124,15 @@ def test_query_ids_keep_their_type_across_batches(backend):
         scorer.feed(strings)
 
 
+def test_scores_beyond_float64_are_named_by_their_row_in_the_stream(backend):
+    first = pa.table({"qid": [1, 1], "grade": [1, 0], "score": [3, 2]})
+    second = pa.table({"qid": [2, 2], "grade": [1, 0], "score": [1, 2**53 + 1]})
+    scorer = StreamScorer(backend=backend)
+    scorer.feed(first)
+    with pytest.raises(ValueError, match=r"scores has 9007199254740993 at row 3, beyond 2\*\*53"):
+        scorer.feed(second)
+
+
 def test_streaming_option_rules():
     with pytest.raises(ValueError, match="ideal='max' needs max_grade= when streaming"):
         StreamScorer(ideal="max")

@@ -110,6 +110,14 @@ def test_numeric_columns_reach_the_kernels_without_a_copy(synthetic):
     assert peak < smallest_column / 2, f"peak {peak} bytes vs column {smallest_column}"
 
 
+def test_a_dataframe_arrow_cannot_hold_is_a_type_error():
+    frame = pd.DataFrame({"q": [1, 1], "g": [1, 0], "s": np.array([0.1, 0.2], np.longdouble)})
+    if np.dtype(np.longdouble).itemsize <= 8:
+        pytest.skip("long double is float64 here, which Arrow holds")
+    with pytest.raises(TypeError, match=r"the DataFrame cannot be read as Arrow columns .*astype"):
+        fastndcg.ndcg_table(frame, qid="q", grade="g", score="s")
+
+
 def test_pandas_numeric_columns_are_not_copied():
     frame = pd.DataFrame(
         {

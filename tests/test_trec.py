@@ -198,6 +198,7 @@ def test_tables_unjudged_documents_and_negative_judgments(backend):
         ("a", {"max_docs": 2, "ties": "stable"}),
         ("c", {"max_docs": 2, "ties": "docid_desc"}),
         ("a", {"judged_only": True}),
+        ("c", {"judged_only": True}),  # a row left out as unjudged is checked too
     ],
 )
 def test_a_nonfinite_score_names_its_run_row(backend, query, cut):

@@ -227,6 +227,14 @@ def _candidates(cand, cand_scores, column_max, n, count, scores):
     return np.int64(m)
 
 
+@njit(cache=True, _nrt=False)
+def _every_row(cand, cand_scores, n, scores):
+    """All ``n`` positions as candidates, in input order (no bound applies)."""
+    for i in range(n):
+        cand[i] = i
+        cand_scores[i] = scores[i]
+
+
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
 def _column_bound(column_max, scores, n, count):
     """A lower bound of the count-th best of ``scores[:n]``: the smallest of ``count`` maxima.
@@ -943,16 +951,12 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 if count <= _FEW or n >= _WEAK_BOUND * count:
                     m = _candidates(tmp_buf, tmp_top, column_max, n, count, sc)
                 else:  # the column bound would keep nearly every row: narrow them all
-                    for t in range(n):
-                        tmp_buf[t] = t
-                        tmp_top[t] = sc[t]
+                    _every_row(tmp_buf, tmp_top, n, sc)
                 if m > max(count + count // 4 + 16, _NARROW_FROM):
                     m = _narrow(tmp_buf, tmp_top, sample, sample_order, m, count)
             if by_count and (not select or _COUNT_FROM < m <= RANK_BY_COUNT):
                 if not select:
-                    for t in range(n):
-                        tmp_buf[t] = t
-                        tmp_top[t] = sc[t]
+                    _every_row(tmp_buf, tmp_top, n, sc)
                 kept = _gather_gains(top, rank, tmp_buf, m, g, gain_mode, gain_table)
                 counted = kept * m <= COUNT_BUDGET
             if counted:

@@ -1408,8 +1408,39 @@ def _id_prefix(data, a, b):
     return key
 
 
+_NEGATIVE_ZERO = np.uint64(0x8000000000000000)
+
+
+@njit(cache=True, _nrt=False)
+def _scores_tie(rows, n, scores, score_bits, slots):
+    """Whether two of the rows ``rows[:n]`` have equal ``scores``.
+
+    An open-addressing set of the scores (hashed by their bits, -0.0 as 0.0) in ``slots``,
+    which holds at least ``2 * n`` entries.
+    """
+    size = 2
+    shift = np.uint64(63)
+    while size < 2 * n:
+        size *= 2
+        shift -= np.uint64(1)
+    mask = np.uint64(size - 1)
+    slots[:size] = -1
+    for t in range(n):
+        r = rows[t]
+        bits = score_bits[r]
+        if bits == _NEGATIVE_ZERO:
+            bits = np.uint64(0)
+        slot = (bits * _GOLDEN) >> shift
+        while slots[slot] != -1:
+            if scores[slots[slot]] == scores[r]:
+                return True
+            slot = (slot + np.uint64(1)) & mask
+        slots[slot] = r
+    return False
+
+
 @njit(cache=True, nogil=True)
-def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
+def descending_id_ranks(q0, q1, offsets, order, bounds, data, scores, score_bits, ranks):
     """``ranks[row]`` = place of the row's document id in its query, in descending byte order.
 
     For the rows of queries ``q0:q1`` (grouped as in :func:`match_judgments`); the ids of a
@@ -1418,6 +1449,10 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
     comparing the whole ids byte by byte only when those integers agree
     (:func:`_compare_ids`). trec_eval breaks score ties this way; only the order within a
     query matters, so no id is compared with another query's.
+
+    The ranks matter only between rows with equal ``scores`` (the finite scores as ranked;
+    ``score_bits`` their bits): a query without two equal scores is not sorted, its rows get
+    distinct ranks in row order.
     """
     longest = 1
     for q in range(q0, q1):
@@ -1426,6 +1461,7 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
     prefix = np.empty(longest, dtype=np.uint64)
     src = np.empty(longest, dtype=np.int64)  # positions in the query, sorted in runs
     dst = np.empty(longest, dtype=np.int64)
+    slots = np.empty(4 * longest, dtype=np.int64)
     b = bounds
     grouped = order.size == 0
     for q in range(q0, q1):
@@ -1434,6 +1470,10 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, ranks):
         for t in range(n):
             rows[t] = s + t if grouped else order[s + t]
             src[t] = t
+        if not _scores_tie(rows, n, scores, score_bits, slots):
+            for t in range(n):
+                ranks[rows[t]] = t
+            continue
         # the bytes all ids of the query start with ("msmarco_passage_..."): the integers
         # start after them
         common = 0

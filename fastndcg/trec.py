@@ -42,6 +42,7 @@ QRELS_COLUMNS = ("qid", "iteration", "docid", "grade")
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 MISSING = ("zero", "skip", "error")
 _SNIFF_BYTES = 1 << 16
+_BLOCK_BYTES = 1 << 22  # the CSV reader's blocks: enough of them to keep every thread busy
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _HASH = ord("#")
@@ -106,7 +107,7 @@ def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
     types = {name: pa.string() for name in wanted}
     types.update(value)
     convert = pacsv.ConvertOptions(include_columns=wanted, column_types=types)
-    read = pacsv.ReadOptions(column_names=list(names), block_size=1 << 24)
+    read = pacsv.ReadOptions(column_names=list(names), block_size=_BLOCK_BYTES)
     with path.open("rb") as f:
         head = f.read(_SNIFF_BYTES)
     if head.startswith(_GZIP_MAGIC):
@@ -436,7 +437,9 @@ def ndcg_run(
             f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
         )
     grades, judged = codes.grades(judged_grades, engine.use_numba)
-    tie_key = codes.docid_descending_key(engine.use_numba) if engine.ties == "docid_desc" else None
+    tie_key = None
+    if engine.ties == "docid_desc":
+        tie_key = codes.docid_descending_key(engine.held(run_scores), engine.use_numba)
     keep = None  # the run rows scored (None: every row, then nothing is copied)
     cut = max_docs is not None and max_docs < run_table.num_rows  # else no query is cut
     if cut or judged_only:
@@ -601,11 +604,12 @@ class _RunCodes:
             grades = grades[order]
         return offsets, np.maximum(grades, 0.0)
 
-    def docid_descending_key(self, use_numba: bool) -> np.ndarray:
+    def docid_descending_key(self, scores: np.ndarray, use_numba: bool) -> np.ndarray:
         """Per run row, the place of its document id in descending byte order (trec_eval's ties).
 
-        Only the order within each query counts: with Numba, each query's ids are sorted on
-        their own; the NumPy codes already number all ids in that order.
+        Only the order between rows of a query with equal ``scores`` (as ranked) counts: with
+        Numba, the ids of each query with such a tie are sorted on their own; the NumPy codes
+        already number all ids in that order.
         """
         if not use_numba:
             return self.ids.codes
@@ -614,10 +618,20 @@ class _RunCodes:
         offsets, order = self.grouping
         ranks = np.empty(len(self.ids.column), dtype=np.int64)
         order = _NO_ORDER if order is None else order
+        scores = scores.astype(np.float64, copy=False).view()  # float32 scores keep their ties
+        scores.setflags(write=False)  # whether Arrow's or a copy: one compiled signature
         _by_query_chunks(
             offsets,
             lambda q0, q1: descending_id_ranks(
-                q0, q1, offsets, order, self.ids.bounds, self.ids.data, ranks
+                q0,
+                q1,
+                offsets,
+                order,
+                self.ids.bounds,
+                self.ids.data,
+                scores,
+                scores.view(np.uint64),
+                ranks,
             ),
         )
         return ranks

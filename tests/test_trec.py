@@ -254,6 +254,34 @@ def first_ranked_by_sorting(run_rows, max_docs, ties, score_dtype):
     return [r for row, r in enumerate(run_rows) if row in kept]
 
 
+@pytest.mark.parametrize(
+    ("tied", "score_dtype"),
+    [((0.0, -0.0), "float64"), ((1.0, 1.0 + 1e-12), "float32"), ((2.5, 2.5), "float64")],
+)
+@pytest.mark.parametrize("cut", [{}, {"max_docs": 1}])
+def test_trec_eval_ties_in_a_query_among_queries_without(backend, tied, score_dtype, cut):
+    """Query "a" ties its two documents (0.0 and -0.0 are equal; scores apart by less than
+    float32 resolution are equal when held as float32): the larger id, "d2", ranks first, so
+    the relevant "d1" is second. Only queries with a tie have their ids sorted (Numba): the
+    untied queries around it must not hide the tie."""
+    run = pa.table(
+        {
+            "qid": ["b", "b", "a", "a", "c"],
+            "docid": ["x9", "x1", "d1", "d2", "y1"],
+            "score": [0.3, 0.2, tied[0], tied[1], 0.7],
+        }
+    )
+    qrels = pa.table({"qid": ["a", "b", "c"], "docid": ["d1", "x1", "y1"], "grade": [1, 1, 1]})
+    result = fastndcg.ndcg_run(
+        qrels, run, k=[1, 2], ties="docid_desc", score_dtype=score_dtype, backend=backend, **cut
+    )
+    second = 1 / np.log2(3)  # the relevant document at rank 2
+    expected = [[0.0, second], [0.0, second], [1.0, 1.0]]  # b, a, c
+    if cut:  # only each query's first document is kept; the ideal is not cut
+        expected = [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
+    np.testing.assert_allclose(result.per_query, expected, rtol=1e-15)
+
+
 @pytest.mark.parametrize("score_dtype", ["float64", "float32"])
 @pytest.mark.parametrize("ties", ["docid_desc", "stable"])
 @pytest.mark.parametrize("seed", range(3))

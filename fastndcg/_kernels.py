@@ -1415,8 +1415,8 @@ _NEGATIVE_ZERO = np.uint64(0x8000000000000000)
 def _scores_tie(rows, n, scores, score_bits, slots):
     """Whether two of the rows ``rows[:n]`` have equal ``scores``.
 
-    An open-addressing set of the scores (hashed by their bits, -0.0 as 0.0) in ``slots``,
-    which holds at least ``2 * n`` entries.
+    An open-addressing set of the scores (hashed by their bits, -0.0 as 0.0) in ``slots``:
+    the smallest power of two of at least ``2 * n`` entries, so ``4 * n`` suffice.
     """
     size = 2
     shift = np.uint64(63)
@@ -1450,7 +1450,7 @@ def descending_id_ranks(q0, q1, offsets, order, bounds, data, scores, score_bits
     (:func:`_compare_ids`). trec_eval breaks score ties this way; only the order within a
     query matters, so no id is compared with another query's.
 
-    The ranks matter only between rows with equal ``scores`` (the finite scores as ranked;
+    The ranks matter only between rows with equal ``scores`` (the scores as ranked;
     ``score_bits`` their bits): a query without two equal scores is not sorted, its rows get
     distinct ranks in row order.
     """

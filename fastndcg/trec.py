@@ -437,17 +437,21 @@ def ndcg_run(
             f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
         )
     grades, judged = codes.grades(judged_grades, engine.use_numba)
+    cut = max_docs is not None and max_docs < run_table.num_rows  # else no query is cut
+    ranked = None  # the scores as ranked, in float64 (float32 ones keep their order and ties)
+    if engine.ties == "docid_desc" or cut:
+        ranked = engine.held(run_scores).astype(np.float64, copy=False).view()
+        ranked.setflags(write=False)  # whether Arrow's or a copy: one compiled signature
     tie_key = None
     if engine.ties == "docid_desc":
-        tie_key = codes.docid_descending_key(engine.held(run_scores), engine.use_numba)
+        tie_key = codes.docid_descending_key(ranked, engine.use_numba)
     keep = None  # the run rows scored (None: every row, then nothing is copied)
-    cut = max_docs is not None and max_docs < run_table.num_rows  # else no query is cut
     if cut or judged_only:
         # every score takes part in the cut, and a non-finite score is an error wherever it
         # is: rows cut away or unjudged are checked too, not only those scored
         checked_stats(run_scores, "scores", run_row, engine.use_numba, integral=False)
     if cut:
-        keep = _first_ranked(codes, engine.held(run_scores), max_docs, engine.use_numba, tie_key)
+        keep = _first_ranked(codes, ranked, max_docs, engine.use_numba, tie_key)
     if judged_only:
         keep = judged if keep is None else keep & judged
     if keep is not None and keep.all():
@@ -607,9 +611,9 @@ class _RunCodes:
     def docid_descending_key(self, scores: np.ndarray, use_numba: bool) -> np.ndarray:
         """Per run row, the place of its document id in descending byte order (trec_eval's ties).
 
-        Only the order between rows of a query with equal ``scores`` (as ranked) counts: with
-        Numba, the ids of each query with such a tie are sorted on their own; the NumPy codes
-        already number all ids in that order.
+        Only the order between rows of a query with equal ``scores`` (as ranked, float64,
+        read-only) counts: with Numba, the ids of each query with such a tie are sorted on their
+        own; the NumPy codes already number all ids in that order.
         """
         if not use_numba:
             return self.ids.codes
@@ -618,8 +622,6 @@ class _RunCodes:
         offsets, order = self.grouping
         ranks = np.empty(len(self.ids.column), dtype=np.int64)
         order = _NO_ORDER if order is None else order
-        scores = scores.astype(np.float64, copy=False).view()  # float32 scores keep their ties
-        scores.setflags(write=False)  # whether Arrow's or a copy: one compiled signature
         _by_query_chunks(
             offsets,
             lambda q0, q1: descending_id_ranks(
@@ -834,7 +836,7 @@ def _first_ranked(
 ) -> np.ndarray:
     """Which run rows are among the first ``max_docs`` of their query's ranking.
 
-    The ranking is the one the engine scores: by ``scores`` (as held) descending, ties by
+    The ranking is the one the engine scores: by ``scores`` (as ranked, float64) descending, ties by
     ``tie_key`` (trec_eval's document id order) or, when None, in run order. With Numba, a
     selection within each query (:func:`first_ranked`); the NumPy backend sorts the whole run.
     """
@@ -845,11 +847,10 @@ def _first_ranked(
 
         offsets, order = codes.grouping
         order = _NO_ORDER if order is None else order
-        values = scores.astype(np.float64, copy=False)  # float32 scores keep their order and ties
         key = _NO_ORDER if tie_key is None else tie_key
         _by_query_chunks(
             offsets,
-            lambda q0, q1: first_ranked(q0, q1, offsets, order, values, key, max_docs, keep),
+            lambda q0, q1: first_ranked(q0, q1, offsets, order, scores, key, max_docs, keep),
         )
         return keep
     query = codes.query

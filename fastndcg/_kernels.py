@@ -1292,6 +1292,21 @@ def _compare_ids(data, a0, a1, other, b0, b1):
     return -1 if a1 - a0 < b1 - b0 else 1
 
 
+@njit(cache=True, _nrt=False)
+def _table_size(entries):
+    """Size of a hash table for ``entries`` keys, and the shift that picks its slots.
+
+    The size is the smallest power of two of at least ``2 * entries`` (and at least 2); a
+    key's slot is the high bits of ``hash * _GOLDEN``, shifted right by 64 - log2(size).
+    """
+    size = 2
+    shift = np.uint64(63)
+    while size < 2 * entries:
+        size *= 2
+        shift -= np.uint64(1)
+    return size, shift
+
+
 @njit(cache=True, nogil=True)
 def match_judgments(
     q0,
@@ -1339,11 +1354,7 @@ def match_judgments(
         n = offsets[q + 1] - s
         js = judged_offsets[q]
         m = judged_offsets[q + 1] - js
-        size = 2
-        shift = np.uint64(63)  # 64 - log2(size): the slot is the high bits of hash * _GOLDEN
-        while size < 2 * (n + m):
-            size *= 2
-            shift -= np.uint64(1)
+        size, shift = _table_size(n + m)
         mask = np.uint64(size - 1)
         entry[:size] = -1
         for t in range(m):
@@ -1418,11 +1429,7 @@ def _scores_tie(rows, n, scores, score_bits, slots):
     An open-addressing set of the scores (hashed by their bits, -0.0 as 0.0) in ``slots``:
     the smallest power of two of at least ``2 * n`` entries, so ``4 * n`` suffice.
     """
-    size = 2
-    shift = np.uint64(63)
-    while size < 2 * n:
-        size *= 2
-        shift -= np.uint64(1)
+    size, shift = _table_size(n)
     mask = np.uint64(size - 1)
     slots[:size] = -1
     for t in range(n):

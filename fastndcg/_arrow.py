@@ -50,7 +50,11 @@ def _is_pandas(data: Any) -> bool:
 
 
 def column(data: pa.Table | pa.RecordBatch, name: str, role: str) -> pa.ChunkedArray | pa.Array:
-    """Column ``name`` of ``data``; a missing column is an error listing those that exist."""
+    """Column ``name`` of ``data``; a missing column is an error listing those that exist.
+
+    A column without rows typed null (as a CSV file with only a header reads) is an empty
+    float64 column: it holds no value of the wrong type.
+    """
     if not isinstance(name, str):
         raise TypeError(f"{role}= must be a column name (str); got {name!r}")
     names = data.schema.names
@@ -59,7 +63,10 @@ def column(data: pa.Table | pa.RecordBatch, name: str, role: str) -> pa.ChunkedA
             f"column {name!r} (the {role} column) not found; the table has columns: "
             f"{', '.join(names)}. Pass {role}='<column name>'"
         )
-    return data.column(name)
+    values = data.column(name)
+    if pa.types.is_null(values.type) and len(values) == 0:
+        return pa.array([], type=pa.float64())
+    return values
 
 
 def _first_null(values: pa.ChunkedArray | pa.Array) -> int:

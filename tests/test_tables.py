@@ -211,3 +211,19 @@ def test_empty_table_with_dictionary_ids(backend):
     )
     result = fastndcg.ndcg_table(pa.Table.from_batches([], schema=schema), backend=backend)
     assert result.n_queries == 0 and result.per_query.shape == (0, 1)
+
+
+def test_a_csv_file_with_only_a_header_has_no_queries(tmp_path, backend):
+    """pyarrow reads a header-only CSV file as null-typed columns without rows: no queries."""
+    import pyarrow.csv as pacsv
+
+    path = tmp_path / "header.csv"
+    path.write_text("qid,grade,score\n")
+    table = pacsv.read_csv(path)
+    assert pa.types.is_null(table.schema.field("grade").type)
+    result = fastndcg.ndcg_table(table, k=[3, None], backend=backend)
+    assert result.n_queries == 0 and result.per_query.shape == (0, 2)
+    with pytest.raises(ValueError, match=r"'qid' .* has a null at row 0"):  # rows: still nulls
+        fastndcg.ndcg_table(
+            pa.table({"qid": pa.array([None]), "grade": [1], "score": [0.5]}), backend=backend
+        )

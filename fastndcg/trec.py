@@ -378,8 +378,10 @@ def ndcg_run(
         Remove documents without a judgment (a grade >= 0) before ranking, as trec_eval's ``-J``
         does (otherwise they get grade 0).
     missing : {"zero", "skip", "error"}, default="zero"
-        What a judged query absent from the run gets: an empty ranking (NDCG 0, or the
-        ``zero_idcg`` rule when it has no relevant judgment), nothing (left out), or an error.
+        What a judged query absent from the run gets: an empty ranking, nothing (left out), or
+        an error. The empty ranking scores NDCG 0 when its IDCG is above 0; when it is 0 the
+        ``zero_idcg`` rule applies: the query has no relevant judgment, or its ideal comes
+        from the ranking itself (``ideal="recall"`` or ``"local"``), which is empty.
     max_docs : int, optional
         Keep only the first ``max_docs`` documents of each query's ranking (trec_eval's ``-M``),
         before ``judged_only`` applies; the ideal ranking is not cut. Needs a fixed tie order

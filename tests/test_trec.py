@@ -122,6 +122,28 @@ def test_missing_queries_and_the_c_flag(backend):
         fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", missing="error")
 
 
+def test_a_missing_query_scores_zero_unless_its_ideal_is_empty(backend):
+    """missing="zero" ranks nothing for an absent query: NDCG 0 against the judgments' ideal;
+    with the ideal taken from the (empty) ranking, its IDCG is 0 and zero_idcg decides."""
+    qrels = pa.table({"qid": ["a", "a", "b"], "docid": ["x", "y", "z"], "grade": [1, 0, 2]})
+    run = pa.table({"qid": ["a", "a"], "docid": ["x", "y"], "score": [0.5, 0.7]})
+    by_ideal = {}
+    for ideal, zero_idcg in [("global", "skip"), ("recall", "skip"), ("recall", "zero")]:
+        result = fastndcg.ndcg_run(
+            qrels, run, ideal=ideal, zero_idcg=zero_idcg, k=[None], backend=backend
+        )
+        assert list(result.query_ids) == ["a", "b"] and result.n_missing == 1
+        by_ideal[ideal, zero_idcg] = result
+    assert by_ideal["global", "skip"].per_query[1, 0] == 0.0
+    assert by_ideal["global", "skip"].n_skipped[0] == 0
+    assert np.isnan(by_ideal["recall", "skip"].per_query[1, 0])
+    assert by_ideal["recall", "skip"].n_skipped[0] == 1
+    assert by_ideal["recall", "zero"].per_query[1, 0] == 0.0
+    query_a = 1 / np.log2(3) / (1 / np.log2(2))  # the judged document ranked second
+    for result in by_ideal.values():
+        assert result.per_query[0, 0] == pytest.approx(query_a, rel=1e-15)
+
+
 def trec_eval_values_all(path, measure):
     for line in path.read_text().splitlines():
         name, qid, value = line.split()

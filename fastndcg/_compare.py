@@ -41,7 +41,9 @@ class Comparison:
         ``skipped``, ``differ`` (queries whose value differs from the first definition's at the
         same cutoff by more than ``tolerance``, counting a value against no value as a
         difference), ``max_diff`` (largest absolute difference where both have a value),
-        ``worst_query`` (where it occurs) and ``settings`` (the settings that differ from the
+        ``worst_query`` (where it occurs; when no difference exceeds ``tolerance``, the first
+        query with a value in one of the two results only) and ``settings`` (the settings that
+        differ from the
         first definition's, which is marked ``"(baseline)"``). ``differ``, ``max_diff`` and
         ``worst_query`` are None where the first definition lacks that cutoff.
     tolerance : float
@@ -252,7 +254,7 @@ def _summary(outcomes: dict[str, NDCGResult | str], tolerance: float) -> list[di
             }
             if k in first.k:
                 column = first.per_query[:, first.k.index(k)]
-                row.update(_differences(result, j, column, pos, only_first, tolerance))
+                row.update(_differences(result, j, first, column, pos, only_first, tolerance))
             rows.append(row)
     return rows
 
@@ -260,30 +262,35 @@ def _summary(outcomes: dict[str, NDCGResult | str], tolerance: float) -> list[di
 def _differences(
     result: NDCGResult,
     j: int,
-    first: np.ndarray,
+    first: NDCGResult,
+    column: np.ndarray,
     pos: np.ndarray,
     only_first: np.ndarray,
     tolerance: float,
 ) -> dict[str, Any]:
-    """How the values of ``result`` at cutoff ``j`` differ from ``first`` (aligned by query)."""
+    """How the values of ``result`` at cutoff ``j`` differ from the first result's ``column``.
+
+    The two are aligned by query through ``pos``; ``only_first`` marks the first result's
+    queries that ``result`` lacks.
+    """
     mine = result.per_query[:, j]
     theirs = np.full(mine.size, np.nan)
-    theirs[pos >= 0] = first[pos[pos >= 0]]
+    theirs[pos >= 0] = column[pos[pos >= 0]]
     both = ~np.isnan(mine) & ~np.isnan(theirs)
     gap = np.abs(np.where(both, mine - theirs, 0.0))
-    differ = int(
-        (np.isnan(mine) != np.isnan(theirs)).sum()
-        + (gap > tolerance).sum()
-        + (~np.isnan(first[only_first])).sum()
-    )
-    if not both.any():
-        return {"differ": differ, "max_diff": float("nan"), "worst_query": None}
-    worst = int(np.argmax(gap))
-    return {
-        "differ": differ,
-        "max_diff": float(gap[worst]),
-        "worst_query": _plain(result.query_ids[worst]) if gap[worst] > tolerance else None,
-    }
+    one_sided = np.isnan(mine) != np.isnan(theirs)
+    first_only = only_first & ~np.isnan(column)
+    differ = int(one_sided.sum() + (gap > tolerance).sum() + first_only.sum())
+    max_diff = float(gap.max()) if both.any() else float("nan")
+    if both.any() and max_diff > tolerance:
+        worst = _plain(result.query_ids[int(np.argmax(gap))])
+    elif one_sided.any():
+        worst = _plain(result.query_ids[int(np.argmax(one_sided))])
+    elif first_only.any():
+        worst = _plain(first.query_ids[int(np.argmax(first_only))])
+    else:
+        worst = None
+    return {"differ": differ, "max_diff": max_diff, "worst_query": worst}
 
 
 def _differing(base: Mapping[str, Any], other: Mapping[str, Any]) -> str:

@@ -310,6 +310,15 @@ def test_compare_definitions_errors_and_labels(tmp_path):
     rows = {r["definition"]: r for r in comparison.rows}
     assert rows["trec_eval"]["mean"] is None and rows["trec_eval"]["settings"].startswith("error:")
     assert rows["trec_eval9"]["queries"] == 2 and rows["trec_eval9"]["differ"] == 1  # 302 skipped
+    assert rows["trec_eval9"]["max_diff"] == 0 and rows["trec_eval9"]["worst_query"] == "302"
+    reverse = fastndcg.compare_definitions(  # the query only in the other result is named too
+        TREC / "qrels.test",
+        TREC / "results.trunc",
+        using="ndcg_run",
+        definitions=["trec_eval9", "ir_measures"],
+        k=10,
+    )
+    assert [(r["differ"], r["worst_query"]) for r in reverse.rows] == [(0, None), (1, "302")]
     assert rows["trec_eval9"]["settings"] == "missing=skip"
     labels = [
         r["definition"]

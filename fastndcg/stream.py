@@ -102,6 +102,7 @@ class StreamScorer:
         self.columns = (qid, grade, score)
         self._carry: _Carry | None = None
         self._rows = 0
+        self._scored_ids: list[pa.Array] = []  # one id per query scored: grouping is checked
         self._qid_type: pa.DataType | None = None
 
     # -- public ------------------------------------------------------------------------------
@@ -121,12 +122,20 @@ class StreamScorer:
         return self.columns[2] is None
 
     def finish(self) -> pa.RecordBatch:
-        """Score the query carried over from the last batch (if any) and return its results."""
+        """Score the query carried over from the last batch (if any) and return its results.
+
+        Raises a ValueError when a query id was scored twice: its rows came in separate places
+        of the stream (not grouped by query), so each piece was scored as a query.
+        """
         carry, self._carry = self._carry, None
-        if carry is None:
-            return self.empty()
-        with self.engine.threads():
-            return self._score_carry(carry)
+        last = self.empty()
+        if carry is not None:
+            with self.engine.threads():
+                last = self._score_carry(carry)
+        scored, self._scored_ids = self._scored_ids, []
+        if scored:
+            _require_grouped(pa.chunked_array(scored))
+        return last
 
     def collect(self, results: Iterable[pa.RecordBatch]) -> NDCGResult:
         """Aggregate this scorer's per-query result batches (see :func:`collect`)."""
@@ -244,6 +253,7 @@ class StreamScorer:
         return self._score(ids, offsets, carry.grades, carry.scores, carry.first_row)
 
     def _score(self, ids: pa.Array, offsets, grades, scores, first_row: int) -> pa.RecordBatch:
+        self._scored_ids.append(ids)
         query_ids = ids.to_numpy(zero_copy_only=False)
         layout = finish_layout(
             offsets,
@@ -305,6 +315,18 @@ def _distinct(ids: pa.Array | pa.ChunkedArray) -> bool:
     return pc.count_distinct(ids).as_py() == len(ids)
 
 
+def _require_grouped(ids: pa.ChunkedArray) -> None:
+    """Raise if a query id occurs twice among the ids of scored queries."""
+    if not _distinct(ids):
+        counts = pc.value_counts(ids)
+        repeated = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
+        raise ValueError(
+            f"query {plain(repeated)!r} appears in separate places of the input: it is not "
+            "grouped by query, so streaming scores that query in pieces. Sort the input by "
+            "query id, or group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
+        )
+
+
 def _first_repeat(ids: pa.Array) -> Any:
     seen = set()
     for value in ids.to_pylist():
@@ -342,14 +364,7 @@ def collect(results: Iterable[pa.RecordBatch], engine: Engine, ranked: bool = Fa
         empty = np.zeros((0, n_cut))
         return engine.finish(np.zeros(0, dtype=np.int64), empty, empty.copy(), ranked=ranked)
     ids = table.column("query_id")
-    if not _distinct(ids):
-        counts = pc.value_counts(ids)
-        repeated = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
-        raise ValueError(
-            f"query {plain(repeated)!r} appears in separate places of the input: it is not "
-            "grouped by query, so streaming would score that query in pieces. Sort the input by "
-            "query id, or group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
-        )
+    _require_grouped(ids)
     dcg = np.column_stack(
         [table.column(f"dcg{cutoff_label(k)}").to_numpy() for k in engine.cutoffs]
     )

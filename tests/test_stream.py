@@ -105,6 +105,17 @@ def test_ungrouped_input_is_an_error():
         match="query 1 appears in separate places of the input: it is not grouped by query",
     ):
         collect(score_batches(batches), fastndcg._engine.Engine.create())
+    scorer = StreamScorer()  # fed by hand, without collect: finish checks the ids it scored
+    assert [scorer.feed(b).column("query_id").to_pylist() for b in batches] == [[1], [2, 3]]
+    with pytest.raises(ValueError, match="query 1 appears in separate places of the input"):
+        scorer.finish()
+    scorer = StreamScorer()  # a query's rows split by another query, each batch one query
+    for qid in (0, 499):
+        scorer.feed(pa.record_batch({"qid": [qid], "grade": [1], "score": [0.5]}))
+    scorer.feed(pa.record_batch({"qid": [0], "grade": [0], "score": [0.1]}))
+    with pytest.raises(ValueError, match="query 0 appears in separate places of the input"):
+        scorer.finish()
+    assert scorer.finish().num_rows == 0  # the check does not repeat once raised
 
 
 def test_query_ids_keep_their_type_across_batches(backend):

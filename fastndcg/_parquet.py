@@ -129,7 +129,7 @@ def open_dataset(source: Any) -> ds.Dataset:
 
 def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streaming: bool) -> None:
     """Every file must hold the columns (partition keys aside, which streaming cannot read)."""
-    _require(columns, dataset.schema.names, describe(source))
+    _require(columns, dataset.schema.names, describe(source), _hive_hint(dataset, columns))
     keys = _partition_keys(dataset) & set(columns)
     if keys:
         if streaming:
@@ -142,12 +142,32 @@ def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streami
         _require(columns, fragment.physical_schema.names, fragment.path)
 
 
-def _require(columns: list[str], names: list[str], where: str) -> None:
+def _require(columns: list[str], names: list[str], where: str, hint: str = "") -> None:
     missing = [c for c in columns if c not in names]
     if missing:
         raise KeyError(
             f"column {missing[0]!r} not found in {where}; it has columns: {', '.join(names)}"
+            + hint.format(name=missing[0])
         )
+
+
+def _hive_hint(dataset: ds.Dataset, columns: list[str]) -> str:
+    """The fix, when a missing column names ``name=value`` directories of the files.
+
+    That is hive partitioning, which a dataset opened from paths does not read.
+    """
+    levels = {
+        part.split("=", 1)[0]
+        for path in getattr(dataset, "files", ())
+        for part in Path(path).parts[:-1]
+        if "=" in part
+    }
+    if not levels & set(columns):
+        return ""
+    return (
+        ". {name!r} names directories of the files (hive partitioning): pass "
+        "pyarrow.dataset.dataset(path, partitioning='hive') as the source, with group='memory'"
+    )
 
 
 def _partition_keys(dataset: ds.Dataset) -> set[str]:

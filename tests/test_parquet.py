@@ -286,6 +286,11 @@ def test_awkward_datasets(tmp_path, backend):
         fastndcg.ndcg_parquet(partitioned)
     got = fastndcg.ndcg_parquet(partitioned, group="memory", backend=backend)
     assert sorted(got.per_query[:, 0]) == sorted(expected.per_query[:, 0])
+    for group in ("stream", "memory"):  # the directory's path: the error says how to read keys
+        with pytest.raises(KeyError, match=r"'qid' names directories .* partitioning='hive'"):
+            fastndcg.ndcg_parquet(hive, group=group)
+    with pytest.raises(KeyError, match=r"'grades' not found in .*: qid, grade, score\"$"):
+        fastndcg.ndcg_parquet(spark, grade="grades")  # no hint where no directory names it
     with pytest.raises(ValueError, match="no Parquet files given"):
         fastndcg.ndcg_parquet([])
 

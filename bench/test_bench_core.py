@@ -59,13 +59,16 @@ def score(data, **options):
     return fastndcg.ndcg(grades, scores, offsets=offsets, **options)
 
 
-@pytest.mark.parametrize("what", ["floor", "k=10", "k=1,3,5,10,20,100", "k=None"])
+CUTOFFS = {"k=10": 10, "k=100": 100, "k=1,3,5,10,20,100": [1, 3, 5, 10, 20, 100], "k=None": None}
+
+
+@pytest.mark.parametrize("what", ["floor", *CUTOFFS])
 def test_cutoffs(benchmark, data, what):
     benchmark.group = f"cutoffs ({N_QUERIES:,} queries)"
     if what == "floor":
         measure(benchmark, floor, data[1], data[2], rounds=5)
         return
-    k = {"k=10": 10, "k=1,3,5,10,20,100": [1, 3, 5, 10, 20, 100], "k=None": None}[what]
+    k = CUTOFFS[what]
     result = measure(benchmark, score, data, k=k)
     assert np.all((result.mean > 0) & (result.mean < 1))
     record_peak(benchmark, f"ndcg({what})", data, score, data, k=k)

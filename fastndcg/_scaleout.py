@@ -14,6 +14,7 @@ import.
 from __future__ import annotations
 
 import importlib
+import re
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -473,8 +474,7 @@ def score_on_engine(
     ``n_threads=None`` means the adapters' default of one Numba thread per task.
     """
     choose("engine", engine, ENGINES)
-    suffix = Path(str(source)).suffix.lower()
-    if suffix in (".csv", ".tsv", ".txt"):
+    if re.search(r"\.(csv|tsv|txt)(\.(gz|bz2|lz4|zst))?$", str(source), flags=re.I):
         raise ValueError(
             f"--engine {engine} reads Parquet; convert {source} to Parquet first, or score it "
             "without --engine"

@@ -34,7 +34,12 @@ def parse_k(text: str) -> list[int | None]:
     cutoffs: list[int | None] = []
     for part in text.split(","):
         part = part.strip().lower()
-        if part in ("all", "none", ""):
+        if not part:
+            raise argparse.ArgumentTypeError(
+                f"-k has an empty cutoff in {text!r}; give comma-separated positive ints, and "
+                "'all' for the whole list"
+            )
+        if part in ("all", "none"):
             cutoffs.append(None)
             continue
         try:
@@ -84,6 +89,38 @@ def parse_presets(text: str) -> list[str]:
     return names
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """A command's parser that takes positional arguments after options too.
+
+    ``fastndcg score a.parquet --qid q b.parquet`` scores both files (argparse's intermixed
+    parsing, which the top-level parser with its subcommands cannot use itself).
+    """
+
+    _intermixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._intermixing:  # the intermixed parsing of older Pythons calls back in
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Adds ``(default: ...)`` to options that take a value and have one.
+
+    Not to flags, to options without a default, or where the help already says the default
+    (a default that is not the option's value, such as "all" for ``--threads``).
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.nargs == 0 or action.default in (None, []) or "default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     """The argument parser of the ``fastndcg`` command.
 
@@ -94,8 +131,9 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         prog="fastndcg",
         description="NDCG for millions of queries, under every definition in use.",
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    defaults = argparse.ArgumentDefaultsHelpFormatter
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_IntermixedParser
+    )
 
     score = commands.add_parser(
         "score",
@@ -104,7 +142,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
             "Score a predictions file (Parquet file or directory, CSV/TSV) with one row per "
             "(query, item), or TREC runs against qrels (--qrels with one or more --run)."
         ),
-        formatter_class=defaults,
+        formatter_class=_DefaultsFormatter,
     )
     score.add_argument(
         "predictions", nargs="*", help="Parquet file(s) or directory, or CSV/TSV files"
@@ -115,7 +153,10 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     score.add_argument("--qrels", help="TREC qrels file (qid 0 docid grade)")
     score.add_argument("--run", action="append", default=[], help="TREC run file (repeatable)")
     score.add_argument(
-        "-k", type=parse_k, default=[None], help="cutoffs, e.g. 1,3,5,10 ('all': whole list)"
+        "-k",
+        type=parse_k,
+        default=[None],
+        help="cutoffs, e.g. 1,3,5,10 ('all': the whole list) (default: all)",
     )
     score.add_argument(
         "--gain", type=parse_gain, default="exp2", help="exp2, linear, or gains per grade 0,1,2,..."
@@ -128,12 +169,17 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         help="ideal DCG (default: recall; global for TREC runs)",
     )
     score.add_argument(
-        "--max-grade", type=float, default=None, help="grade of every slot for --ideal max"
+        "--max-grade",
+        type=float,
+        default=None,
+        help="grade of every slot for --ideal max (default: the largest grade in the data)",
     )
     score.add_argument(
         "--ties", choices=(*TIES, "docid_desc"), default="average", help="order of tied scores"
     )
-    score.add_argument("--seed", type=int, default=None, help="seed for --ties random")
+    score.add_argument(
+        "--seed", type=int, default=None, help="seed for --ties random (default: a fresh one)"
+    )
     score.add_argument(
         "--zero-idcg", choices=ZERO_IDCG, default="skip", help="queries without relevant items"
     )
@@ -163,8 +209,8 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         const="all",
         default=None,
         metavar="NAMES",
-        help="score under several presets (comma-separated; default: every preset that applies) "
-        "and show how each differs from the first",
+        help="score under several presets (comma-separated; without NAMES: every preset that "
+        "applies) and show how each differs from the first",
     )
     score.add_argument(
         "--judged-only", action="store_true", help="TREC: drop unjudged documents before ranking"
@@ -179,7 +225,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         "--max-docs",
         type=int,
         default=None,
-        help="TREC: score only the first N documents of each ranking (trec_eval -M)",
+        help="TREC: score only the first N documents of each ranking (trec_eval -M) (default: all)",
     )
     score.add_argument(
         "--batch-rows", type=int, default=1 << 20, help="Parquet: rows per streamed batch"
@@ -214,7 +260,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         dest="progress",
         action="store_true",
         default=None,
-        help="always show a progress bar",
+        help="always show a progress bar (default: only on an interactive terminal)",
     )
     progress.add_argument(
         "--no-progress", dest="progress", action="store_false", help="never show a progress bar"
@@ -222,7 +268,12 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     score.add_argument(
         "--backend", choices=("auto", "numba", "numpy"), default="auto", help="compute backend"
     )
-    score.add_argument("--threads", type=int, default=None, help="Numba threads (default: all)")
+    score.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="Numba threads (default: all cores; one per task with --engine)",
+    )
     score.add_argument("--format", choices=FORMATS, default="table", help="output format")
     score.add_argument(
         "--per-query", metavar="FILE", help="also write per-query values (.parquet or .csv)"
@@ -253,6 +304,37 @@ _ENGINE_OPTIONS = {
     "score_dtype": "score_dtype",
 }
 _RUN_OPTIONS = {"judged_only": "judged_only", "missing": "missing", "max_docs": "max_docs"}
+# command-line destination -> flags, of the options only prediction files take
+_PREDICTION_FLAGS = {
+    "qid": "--qid",
+    "grade": "--grade",
+    "score": "--score",
+    "batch_rows": "--batch-rows",
+    "group": "--group",
+    "progress": "--progress/--no-progress",
+}
+_RUNS = "TREC runs (--qrels/--run)"
+_FILES = "prediction files"
+
+
+def _check_inputs(args: argparse.Namespace, given: set[str]) -> None:
+    """Refuse inputs of both kinds, options of the other kind, and an input given twice."""
+    trec = bool(args.qrels or args.run)
+    if trec and args.predictions:
+        raise InputError("give either prediction files or --qrels/--run, not both")
+    if trec:
+        flags = [_PREDICTION_FLAGS[dest] for dest in _PREDICTION_FLAGS if dest in given]
+        belongs, used = _FILES, _RUNS
+    else:
+        flags = ["--" + dest.replace("_", "-") for dest in _RUN_OPTIONS if dest in given]
+        belongs, used = _RUNS, _FILES
+    if flags:
+        verb = "applies" if len(flags) == 1 else "apply"
+        raise InputError(f"{', '.join(flags)} {verb} to {belongs}, not to {used}")
+    sources = args.run if trec else args.predictions
+    repeated = [source for i, source in enumerate(sources) if source in sources[:i]]
+    if repeated:
+        raise InputError(f"{repeated[0]} is given twice; give each input once")
 
 
 def _options(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str, Any]:
@@ -283,8 +365,6 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, tuple[Any, ...], dic
     if args.qrels or args.run:
         if not (args.qrels and args.run):
             raise InputError("TREC scoring needs --qrels and at least one --run")
-        if args.predictions:
-            raise InputError("give either prediction files or --qrels/--run, not both")
         from fastndcg.trec import read_qrels
 
         qrels = read_qrels(args.qrels)  # parsed once for every run
@@ -295,9 +375,11 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, tuple[Any, ...], dic
     jobs = []
     for source in args.predictions:
         path = Path(source)
-        if path.suffix.lower() in (".csv", ".tsv", ".txt"):
-            jobs.append((source, "ndcg_table", (_read_delimited(path),), columns))
+        delimiter = _delimiter(path)
+        if delimiter is not None:
+            jobs.append((source, "ndcg_table", (_read_delimited(path, delimiter),), columns))
         else:
+            _check_parquet(path)
             parquet = dict(
                 columns, batch_rows=args.batch_rows, progress=args.progress, group=args.group
             )
@@ -374,6 +456,9 @@ def _score_on_engine(args: argparse.Namespace, given: set[str]) -> list[tuple[st
             f"--per-query is not available with --engine {args.engine}: per-query results stay "
             f"on the cluster; write fastndcg.{args.engine}.per_query(...) to Parquet from Python"
         )
+    for source in args.predictions:
+        if _delimiter(Path(source)) is None:  # CSV/TSV names: score_on_engine's error
+            _check_parquet(Path(source))
     options = _options(args, given, trec=False)
     columns = dict(qid=args.qid, grade=args.grade, score=args.score or None)
     where = dict(cluster=args.cluster, colocated=args.colocated)
@@ -383,17 +468,48 @@ def _score_on_engine(args: argparse.Namespace, given: set[str]) -> list[tuple[st
     ]
 
 
-def _read_delimited(path: Path) -> Any:
+# how files are read, by name (pyarrow's CSV reader decompresses the compressed ones itself)
+_DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
+_COMPRESSIONS = (".gz", ".bz2", ".lz4", ".zst")
+_NAMING = (
+    "files are read by name: .csv as comma-separated, .tsv and .txt as tab-separated "
+    f"(compressed when the name then ends in {', '.join(_COMPRESSIONS)}), anything else as "
+    "Parquet; rename the file after its format"
+)
+
+
+def _delimiter(path: Path) -> str | None:
+    """The delimiter of a file named as CSV/TSV (compressed or not); None for other names."""
+    named = path.with_suffix("") if path.suffix.lower() in _COMPRESSIONS else path
+    return _DELIMITERS.get(named.suffix.lower())
+
+
+def _check_parquet(path: Path) -> None:
+    """Refuse a file that is not Parquet (by its first bytes), saying how names pick readers."""
+    if path.is_file():
+        with path.open("rb") as file:
+            if file.read(4) not in (b"PAR1", b"PARE"):  # PARE: encrypted footer
+                raise InputError(f"{path} is not a Parquet file; {_NAMING}")
+
+
+def _read_delimited(path: Path, delimiter: str) -> Any:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
-    delimiter = "\t" if path.suffix.lower() in (".tsv", ".txt") else ","
     try:
-        return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter))
+        table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter))
     except pa.ArrowInvalid as exc:  # Arrow's message does not name the file
         raise ValueError(f"{path}: {exc}") from exc
+    other = "," if delimiter == "\t" else "\t"
+    if table.num_columns == 1 and other in table.column_names[0]:
+        kind = "tab" if delimiter == "\t" else "comma"
+        raise InputError(
+            f"{path} was read as {kind}-separated, but its header {table.column_names[0]!r} "
+            f"is not; {_NAMING}"
+        )
+    return table
 
 
 def _summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dict[str, Any]]:
@@ -502,10 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"kernels ready in {seconds:.2f} s (cache: {cache_dir()})")
             return 0
         given = set(vars(build_parser(keep_defaults=False).parse_args(argv)))
-        run_only = sorted(given & set(_RUN_OPTIONS))
-        if run_only and not (args.qrels or args.run):
-            flags = ", ".join("--" + name.replace("_", "-") for name in run_only)
-            raise InputError(f"{flags} apply to TREC runs (--qrels/--run), not to prediction files")
+        _check_inputs(args, given)
         if args.compare_presets is not None:
             print(format_rows(_compare_sources(args, given), args.format, args.digits), flush=True)
             return 0

@@ -29,6 +29,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -163,6 +164,8 @@ def score_files(
 
     ``cluster`` is a scheduler address; None starts a local cluster, one single-threaded worker
     per core, after compiling the kernels into the Numba cache so that workers only load them.
+    A malformed address fails at once; a scheduler that does not answer fails after Dask's
+    ``distributed.comm.timeouts.connect`` (30 s unless configured otherwise).
     """
     columns = [c for c in (qid, grade, score) if c is not None]
     ddf = read_parquet(source, columns=columns, colocated=colocated)
@@ -175,7 +178,7 @@ def score_files(
 def _client(address: str | None) -> Iterator[Any]:
     distributed = require("dask.distributed", "dask")
     if address is not None:
-        with distributed.Client(address, set_as_default=False) as client:
+        with _connect(distributed, address) as client:
             yield client
         return
     from fastndcg._runtime import warmup
@@ -186,6 +189,22 @@ def _client(address: str | None) -> Iterator[Any]:
         distributed.Client(cluster, set_as_default=False) as client,
     ):
         yield client
+
+
+def _connect(distributed: Any, address: str) -> Any:
+    """A client of the scheduler at ``address``, or an error that names the address."""
+    try:
+        return distributed.Client(address, set_as_default=False)
+    except Exception as exc:
+        kind = ConnectionError if isinstance(exc, OSError) else ValueError
+        message = (
+            f"cannot connect to a Dask scheduler at {address!r}: {exc}; give the address a "
+            "running scheduler prints, such as tcp://10.0.0.5:8786"
+        )
+    # The half-built client is freed now, while its event loop still runs: at exit its close
+    # would wait 60 s for a loop already stopped.
+    gc.collect()
+    raise kind(message)
 
 
 @dataclass(frozen=True)

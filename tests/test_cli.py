@@ -93,9 +93,11 @@ def test_score_several_trec_runs_and_per_query_file(tmp_path):
     assert pacsv.read_csv(csv_path).num_rows == 6
 
 
-def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys):
+def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_path):
     """In process: the qrels file is parsed once, not once per run, and each run scores the
     same as on its own."""
+    import shutil
+
     from fastndcg import cli as command
     from fastndcg import trec
 
@@ -107,7 +109,8 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys):
         return read(path, kind, *rest)
 
     monkeypatch.setattr(trec, "_read_text", counting)
-    runs = [TREC / "results.test", TREC / "results.trunc", TREC / "results.test"]
+    copy = shutil.copy(TREC / "results.test", tmp_path / "results.copy")
+    runs = [TREC / "results.test", TREC / "results.trunc", copy]
     argv = ["score", "--qrels", TREC / "qrels.test", "--format", "json", "-k", "10"]
     argv += [arg for run in runs for arg in ("--run", run)]
     assert command.main(list(map(str, argv))) == 0
@@ -145,6 +148,62 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys):
             "--judged-only, --max-docs apply to TREC runs (--qrels/--run), not to prediction",
         ),
         (
+            ["score", PREDICTIONS, "--grade", "label", "--max-docs", "5"],
+            "--max-docs applies to TREC runs (--qrels/--run), not to prediction files",
+        ),
+        (
+            [
+                "score",
+                "--qrels",
+                TREC / "qrels.test",
+                "--run",
+                TREC / "results.test",
+                "--score",
+                "s",
+            ],
+            "--score applies to prediction files, not to TREC runs (--qrels/--run)",
+        ),
+        (
+            [
+                "score",
+                "--qrels",
+                TREC / "qrels.test",
+                "--run",
+                TREC / "results.test",
+                "--qid",
+                "q",
+                "--grade",
+                "g",
+                "--batch-rows",
+                "5",
+                "--group",
+                "memory",
+                "--no-progress",
+            ],
+            "--qid, --grade, --batch-rows, --group, --progress/--no-progress apply to prediction "
+            "files, not to TREC runs",
+        ),
+        (
+            ["score", PREDICTIONS, "--qrels", TREC / "qrels.test", "--grade", "label"],
+            "give either prediction files or --qrels/--run, not both",
+        ),
+        (
+            [
+                "score",
+                "--qrels",
+                TREC / "qrels.test",
+                "--run",
+                TREC / "results.test",
+                "--run",
+                TREC / "results.test",
+            ],
+            f"{TREC / 'results.test'} is given twice; give each input once",
+        ),
+        (
+            ["score", PREDICTIONS, PREDICTIONS, "--grade", "label"],
+            f"{PREDICTIONS} is given twice; give each input once",
+        ),
+        (
             ["score", "--qrels", TREC, "--run", TREC / "results.test"],
             "is a directory; give the qrels file",
         ),
@@ -160,6 +219,10 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
 def test_argument_errors_exit_2():
     run = cli("score", PREDICTIONS, "-k", "ten", check=False)
     assert run.returncode == 2 and "-k takes comma-separated positive ints" in run.stderr
+    for k in ("", "1,", ",1", "1,,3"):  # once, each read as a whole-list cutoff
+        run = cli("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
+        assert run.returncode == 2 and f"-k has an empty cutoff in {k!r}" in run.stderr
+        assert "'all' for the whole list" in run.stderr
     run = cli("score", PREDICTIONS, "--ties", "first", check=False)
     assert run.returncode == 2 and "invalid choice" in run.stderr
     run = cli("score", PREDICTIONS, "--digits", "-1", check=False)
@@ -184,6 +247,73 @@ def test_help_shows_options_with_defaults():
         "--format",
     ):
         assert fragment in text
+
+
+def test_help_states_each_default_once_and_truly():
+    """No "(default: None)", "[None]" or a flag's False/True; options whose default is said in
+    words (--ideal, --threads, -k, --progress) say it once."""
+    text = " ".join(cli("score", "--help").stdout.split())  # help lines unwrapped
+    for wrong in ("(default: None)", "(default: [", "(default: False)", "(default: True)"):
+        assert wrong not in text
+    for fragment in (  # each followed by the next option: no second default
+        "-k K cutoffs, e.g. 1,3,5,10 ('all': the whole list) (default: all) --gain",
+        "ideal DCG (default: recall; global for TREC runs) --max-grade",
+        "Numba threads (default: all cores; one per task with --engine) --format",
+        "always show a progress bar (default: only on an interactive terminal) --no-progress",
+        "--no-progress never show a progress bar --backend",
+        "--zero-idcg {skip,zero,one,error} queries without relevant items (default: skip) --agg",
+    ):
+        assert fragment in text, fragment
+
+
+def test_prediction_files_may_follow_options(tmp_path):
+    """The usage's [predictions ...] come before, between or after options."""
+    import shutil
+
+    second = shutil.copy(PREDICTIONS, tmp_path / "second.parquet")
+    out = cli(
+        "score", PREDICTIONS, "--grade", "label", second, "-k", "3", "--format", "csv"
+    ).stdout.splitlines()
+    expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=3)
+    assert [line.split(",")[:2] for line in out[1:]] == [
+        [str(PREDICTIONS), "156"],
+        [str(second), "156"],
+    ]
+    assert float(out[2].split(",")[2]) == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_compressed_csv_is_read_as_csv(tmp_path):
+    import gzip
+
+    table = pq.read_table(PREDICTIONS)
+    plain = tmp_path / "predictions.csv"
+    pacsv.write_csv(table, plain)
+    packed = tmp_path / "predictions.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    row = json.loads(cli("score", packed, "--grade", "label", "-k", "5", "--format", "json").stdout)
+    expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=5)
+    assert row["queries"] == 156 and row["ndcg@5"] == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_a_file_read_the_wrong_way_says_how_names_pick_readers(tmp_path):
+    table = pq.read_table(PREDICTIONS)
+    comma = tmp_path / "predictions.txt"  # .txt is read as tab-separated
+    pacsv.write_csv(table, comma)
+    tabs = tmp_path / "predictions.csv"
+    pacsv.write_csv(table, tabs, pacsv.WriteOptions(delimiter="\t"))
+    other = tmp_path / "predictions.json"
+    other.write_text("{}")
+    naming = ".csv as comma-separated, .tsv and .txt as tab-separated"
+    for path, said in (
+        (comma, f"{comma} was read as tab-separated, but its header"),
+        (tabs, f"{tabs} was read as comma-separated, but its header"),
+        (other, f"{other} is not a Parquet file; files are read by name"),
+    ):
+        run = cli("score", path, "--grade", "label", check=False)
+        assert run.returncode == 2
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and said in lines[0] and naming in lines[0], lines
+        assert ".gz" in lines[0] and "rename the file" in lines[0]
 
 
 def test_info_and_warmup():

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import NUMBA_BLOCKED
 from scaleout_data import (
@@ -372,6 +373,39 @@ def test_command_line_on_a_dask_cluster(client, table, tmp_path):
         assert row["skipped"] == int(expected.n_skipped.max())
         for k, mean in zip(expected.k, expected.mean, strict=True):
             assert row[f"ndcg{'' if k is None else f'@{k}'}"] == pytest.approx(mean, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [
+        ("foo", "missing port number in address 'foo'"),  # the 60 s wait at exit was here
+        ("bar://host:1", "unknown address scheme 'bar'"),
+        ("tcp://127.0.0.1:1", "Timed out trying to connect to tcp://127.0.0.1:1 after 1 s"),
+    ],
+)
+def test_command_line_with_a_bad_scheduler_address_fails_at_once(tmp_path, address, said):
+    """One line, exit 2, no traceback and no wait for the half-built client at exit."""
+    import time
+
+    from fastndcg.synthetic import make_synthetic
+
+    data = make_synthetic(20, seed=1, max_len=10)
+    path = tmp_path / "predictions.parquet"
+    pq.write_table(pa.table({"qid": data.qid(), "grade": data.grades, "score": data.scores}), path)
+    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")
+    command = [sys.executable, "-m", "fastndcg", "score", str(path), "--engine", "dask"]
+    started = time.perf_counter()
+    run = subprocess.run(
+        [*command, "--cluster", address], capture_output=True, text=True, env=env, timeout=50
+    )
+    assert time.perf_counter() - started < 20
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith(
+        f"fastndcg: error: cannot connect to a Dask scheduler at {address!r}"
+    )
+    assert said in lines[0] and lines[0].endswith("such as tcp://10.0.0.5:8786")
 
 
 def test_module_example(client):

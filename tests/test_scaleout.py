@@ -234,6 +234,7 @@ def test_one_partition_is_grouped_stably_before_streaming():
             "--engine dask scores Parquet predictions, not TREC runs",
         ),
         (["score", "x.csv", "--engine", "spark"], "--engine spark reads Parquet; convert x.csv"),
+        (["score", "x.TSV.gz", "--engine", "dask"], "--engine dask reads Parquet; convert x.TSV"),
         (
             ["score", "x.parquet", "--engine", "dask", "--per-query", "p.parquet"],
             "--per-query is not available with --engine dask",

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from fastndcg._engine import SCORE_DTYPES
 from fastndcg._options import AGGREGATES, DISCOUNT_NAMES, GAIN_NAMES, IDEALS, TIES, ZERO_IDCG
@@ -89,7 +89,14 @@ def parse_presets(text: str) -> list[str]:
     return names
 
 
-class _IntermixedParser(argparse.ArgumentParser):
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, like every other error of the command."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"fastndcg: error: {message} (see {self.prog} --help)\n")
+
+
+class _IntermixedParser(_Parser):
     """A command's parser that takes positional arguments after options too.
 
     ``fastndcg score a.parquet --qid q b.parquet`` scores both files (argparse's intermixed
@@ -127,7 +134,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     ``keep_defaults=False`` leaves options not given out of the parsed namespace, which tells
     the options given from the defaults (those override a preset's settings).
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fastndcg",
         description="NDCG for millions of queries, under every definition in use.",
     )

@@ -227,6 +227,10 @@ def test_argument_errors_exit_2():
     assert run.returncode == 2 and "invalid choice" in run.stderr
     run = cli("score", PREDICTIONS, "--digits", "-1", check=False)
     assert run.returncode == 2 and "--digits takes an int >= 0; got '-1'" in run.stderr
+    for args in (("score", "--ties", "first"), ("scores",), ("score", "--nope")):
+        run = cli(*args, check=False)  # argparse's errors: one line too, without the usage
+        assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+        assert run.stderr.startswith("fastndcg: error: ") and "--help)" in run.stderr
 
 
 def test_an_empty_csv_file_is_named(tmp_path):

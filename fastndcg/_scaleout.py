@@ -14,7 +14,6 @@ import.
 from __future__ import annotations
 
 import importlib
-import re
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -474,11 +473,6 @@ def score_on_engine(
     ``n_threads=None`` means the adapters' default of one Numba thread per task.
     """
     choose("engine", engine, ENGINES)
-    if re.search(r"\.(csv|tsv|txt)(\.(gz|bz2|lz4|zst))?$", str(source), flags=re.I):
-        raise ValueError(
-            f"--engine {engine} reads Parquet; convert {source} to Parquet first, or score it "
-            "without --engine"
-        )
     if options.get("n_threads") is None:
         options.pop("n_threads", None)
     module = importlib.import_module(f"fastndcg.{engine}")

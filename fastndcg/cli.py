@@ -464,8 +464,12 @@ def _score_on_engine(args: argparse.Namespace, given: set[str]) -> list[tuple[st
             f"on the cluster; write fastndcg.{args.engine}.per_query(...) to Parquet from Python"
         )
     for source in args.predictions:
-        if _delimiter(Path(source)) is None:  # CSV/TSV names: score_on_engine's error
-            _check_parquet(Path(source))
+        if _delimiter(Path(source)) is not None:
+            raise InputError(
+                f"--engine {args.engine} reads Parquet; convert {source} to Parquet first, or "
+                "score it without --engine"
+            )
+        _check_parquet(Path(source))
     options = _options(args, given, trec=False)
     columns = dict(qid=args.qid, grade=args.grade, score=args.score or None)
     where = dict(cluster=args.cluster, colocated=args.colocated)

@@ -323,7 +323,7 @@ def _max_grade(layout: Layout, max_grade: float | None) -> float:
     if layout.grades.size and highest > value:
         raise ValueError(
             f"max_grade={value:g} is below the largest grade in the data ({highest:g}); "
-            "NDCG would exceed 1. Raise max_grade or leave it unset"
+            "NDCG would exceed 1. Raise max_grade= or leave it unset"
         )
     return value
 

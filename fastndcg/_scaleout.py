@@ -402,8 +402,8 @@ class Totals:
 
 
 COLOCATION_FIX = (
-    "colocated=True promised that every query lies in one partition. Pass colocated=False to "
-    "co-locate queries with a shuffle on the query id"
+    "colocated=True promised that every query lies in one partition; leave colocated=True out "
+    "to co-locate queries with a shuffle on the query id"
 )
 
 

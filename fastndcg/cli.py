@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -43,11 +44,14 @@ def parse_k(text: str) -> list[int | None]:
             cutoffs.append(None)
             continue
         try:
-            cutoffs.append(int(part))
+            cutoff = int(part)
         except ValueError:
+            cutoff = 0
+        if cutoff < 1:
             raise argparse.ArgumentTypeError(
                 f"-k takes comma-separated positive ints (or 'all'); got {text!r}"
-            ) from None
+            )
+        cutoffs.append(cutoff)
     return cutoffs
 
 
@@ -320,8 +324,44 @@ _PREDICTION_FLAGS = {
     "group": "--group",
     "progress": "--progress/--no-progress",
 }
+# option values only TREC runs can use, and what they need from them
+_RUN_VALUES = {
+    "ideal": ("global", "the qrels' judgment lists"),
+    "ties": ("docid_desc", "the run's document ids"),
+}
+# the Python keyword of each option -> its flag, to word the library's advice for the command
+_FLAGS = {
+    name: "-k" if dest == "k" else "--" + dest.replace("_", "-")
+    for dest, name in {
+        **_ENGINE_OPTIONS,
+        **_RUN_OPTIONS,
+        **{dest: dest for dest in (*_PREDICTION_FLAGS, "colocated", "cluster")},
+    }.items()
+}
+# name=value, name='value' or a bare name= (not inside a path such as a hive directory's k=1)
+_KEYWORD = re.compile(r"(?<![\w/.=-])([a-z][a-z_]*)=('[^']*'|[\w.+-]+)?")
 _RUNS = "TREC runs (--qrels/--run)"
 _FILES = "prediction files"
+
+
+def command_wording(message: str) -> str:
+    """The library's ``name='value'`` in ``message`` as the command's ``--name value``.
+
+    Only the names of the command's options change (``k=None`` reads ``-k all``); a flag
+    given alone stands for ``True``.
+    """
+
+    def as_flag(match: re.Match[str]) -> str:
+        name, value = match.groups()
+        flag = _FLAGS.get(name)
+        if flag is None:
+            return match.group(0)
+        if value is None or value == "True":
+            return flag
+        value = value.strip("'")
+        return f"{flag} {'all' if (name, value) == ('k', 'None') else value}"
+
+    return _KEYWORD.sub(as_flag, message)
 
 
 def _check_inputs(args: argparse.Namespace, given: set[str]) -> None:
@@ -338,6 +378,14 @@ def _check_inputs(args: argparse.Namespace, given: set[str]) -> None:
     if flags:
         verb = "applies" if len(flags) == 1 else "apply"
         raise InputError(f"{', '.join(flags)} {verb} to {belongs}, not to {used}")
+    for dest, (value, needs) in _RUN_VALUES.items():
+        if not trec and dest in given and getattr(args, dest) == value:
+            raise InputError(
+                f"--{dest} {value} applies to {_RUNS}: it needs {needs}; choose another "
+                f"--{dest} for {_FILES}"
+            )
+    if args.cluster is not None and not args.cluster.strip():
+        raise InputError("--cluster is empty; give the address, or leave --cluster out")
     sources = args.run if trec else args.predictions
     repeated = [source for i, source in enumerate(sources) if source in sources[:i]]
     if repeated:
@@ -399,7 +447,7 @@ def _score_sources(args: argparse.Namespace, given: set[str]) -> list[tuple[str,
 
     if args.engine != "local":
         return _score_on_engine(args, given)
-    if args.cluster or args.colocated:
+    if args.cluster is not None or args.colocated:
         raise InputError("--cluster and --colocated go with --engine dask or --engine spark")
     results = []
     for source, entry, inputs, data in _jobs(args):
@@ -644,7 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (InputError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        print(f"fastndcg: error: {message}", file=sys.stderr)
+        print(f"fastndcg: error: {command_wording(message)}", file=sys.stderr)
         return 2
 
 

@@ -207,6 +207,41 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
             ["score", "--qrels", TREC, "--run", TREC / "results.test"],
             "is a directory; give the qrels file",
         ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--ideal", "global"],
+            "--ideal global applies to TREC runs (--qrels/--run): it needs the qrels' judgment "
+            "lists; choose another --ideal for prediction files",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--ties", "docid_desc"],
+            "--ties docid_desc applies to TREC runs (--qrels/--run): it needs the run's document",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--cluster", ""],
+            "--cluster is empty; give the address, or leave --cluster out",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--colocated"],
+            "--cluster and --colocated go with --engine dask or --engine spark",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--engine", "dask", "--cluster", " "],
+            "--cluster is empty; give the address, or leave --cluster out",
+        ),
+        # the library's advice, worded with the command's flags
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--seed", "3"],
+            "--seed is only used with --ties random",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--ideal", "max", "--max-grade", "1"],
+            "--max-grade 1 is below the largest grade in the data (2); NDCG would exceed 1. "
+            "Raise --max-grade or leave it unset",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--zero-idcg", "error"],
+            "and --zero-idcg error; pass --zero-idcg skip, 'zero' or 'one' to score such",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -217,8 +252,10 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
 
 
 def test_argument_errors_exit_2():
-    run = cli("score", PREDICTIONS, "-k", "ten", check=False)
-    assert run.returncode == 2 and "-k takes comma-separated positive ints" in run.stderr
+    for k in ("ten", "0", "3,-1"):
+        run = cli("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
+        assert run.returncode == 2, run.stderr
+        assert f"-k takes comma-separated positive ints (or 'all'); got {k!r}" in run.stderr
     for k in ("", "1,", ",1", "1,,3"):  # once, each read as a whole-list cutoff
         run = cli("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
         assert run.returncode == 2 and f"-k has an empty cutoff in {k!r}" in run.stderr
@@ -231,6 +268,35 @@ def test_argument_errors_exit_2():
         run = cli(*args, check=False)  # argparse's errors: one line too, without the usage
         assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
         assert run.stderr.startswith("fastndcg: error: ") and "--help)" in run.stderr
+
+
+def test_library_advice_names_the_flags(tmp_path):
+    """Errors raised by the library name the command's flags, not Python keywords."""
+    (tmp_path / "x.csv").write_text("q,g\n1,1\n")
+    run = cli("score", tmp_path / "x.csv", "--qid", "q", "--score", "", check=False)
+    assert run.returncode == 2 and run.stderr.rstrip().endswith("Pass --grade <column name>")
+    (tmp_path / "run").write_text("2 Q0 d1 1 1.0 t\n")
+    trec = ["--qrels", TREC / "qrels.test", "--run", tmp_path / "run"]
+    run = cli("score", *trec, "--missing", "error", check=False)
+    assert run.returncode == 2 and "; pass --missing zero or --missing skip" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("message", "worded"),
+    [
+        ("pass zero_idcg='skip' or k=None", "pass --zero-idcg skip or -k all"),
+        ("judged_only=True; max_docs=5; seed= only", "--judged-only; --max-docs 5; --seed only"),
+        ("pass n_threads=2, group='memory'", "pass --threads 2, --group memory"),
+        # not options of the command, or inside a path or a quoted value: unchanged
+        ("validate='exact', ideal_grades=", "validate='exact', ideal_grades="),
+        ("no such file: /data/k=1/gain=2.parquet", "no such file: /data/k=1/gain=2.parquet"),
+        ("column 'x=k=3' not found", "column 'x=k=3' not found"),
+    ],
+)
+def test_command_wording(message, worded):
+    from fastndcg.cli import command_wording
+
+    assert command_wording(message) == worded
 
 
 def test_an_empty_csv_file_is_named(tmp_path):

@@ -108,15 +108,20 @@ def numeric_vector(values: Any, name: str) -> np.ndarray:
     return array
 
 
-def as_grade_vector(values: Any, name: str) -> np.ndarray:
-    """1-D contiguous grades in a kernel dtype, converting (copying) only when needed."""
+def as_grade_vector(values: Any, name: str, where: Callable[[int], str] = _input_row) -> np.ndarray:
+    """1-D contiguous grades in a kernel dtype, converting (copying) only when needed.
+
+    Errors name entry ``r`` of ``values`` as ``where(r)``.
+    """
     array = numeric_vector(values, name)
     if array.dtype == np.bool_:
         array = np.ascontiguousarray(array).view(np.uint8)
     elif array.dtype not in GRADE_DTYPES:
         target = {"u": np.int64, "i": np.int64}.get(array.dtype.kind, np.float64)
-        if array.dtype == np.uint64:
+        if array.dtype == np.uint64 or array.dtype.itemsize > 8:
             target = np.float64
+            if array.size:
+                _check_exact_in_float64(array, name, where, "gains are computed in")
         array = array.astype(target)
     return np.ascontiguousarray(array)
 
@@ -128,14 +133,16 @@ def as_score_vector(values: Any, name: str, where: Callable[[int], str] = _input
     """
     array = numeric_vector(values, name)
     if (array.dtype.kind in "iu" or array.dtype.itemsize > 8) and array.size:
-        _check_exact_in_float64(array, name, where)
+        _check_exact_in_float64(array, name, where, "scores are ranked in", ties=True)
     if array.dtype not in SCORE_DTYPES:
         array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
     return np.ascontiguousarray(array)
 
 
-def _check_exact_in_float64(array: np.ndarray, name: str, where: Callable[[int], str]) -> None:
-    """Integer and long double scores must be exact in float64, the precision of the ranking."""
+def _check_exact_in_float64(
+    array: np.ndarray, name: str, where: Callable[[int], str], use: str, ties: bool = False
+) -> None:
+    """Integer and long double values must be exact in float64, the precision ``use`` names."""
     if array.dtype.kind == "f":
         with np.errstate(over="ignore"):
             inexact = array.astype(np.float64) != array  # NaN too: the scores' check names it
@@ -147,8 +154,8 @@ def _check_exact_in_float64(array: np.ndarray, name: str, where: Callable[[int],
     if inexact.any():
         row = int(np.argmax(inexact))
         raise ValueError(
-            f"{name} has {array[row]!s} at {where(row)}, {beyond}: float64 (the precision scores "
-            f"are ranked in) rounds it and neighbours can tie; rescale them, or "
+            f"{name} has {array[row]!s} at {where(row)}, {beyond}: float64 (the precision {use}) "
+            f"rounds it{' and neighbours can tie' if ties else ''}; rescale them, or "
             f"pass {name}.astype(float) to accept the rounding"
         )
 
@@ -307,7 +314,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
         q, item = divmod(cell, width)
         return f"query row {q}, item {item}"
 
-    grade_vec = as_grade_vector(flat(grades), "grades")
+    grade_vec = as_grade_vector(flat(grades), "grades", where)
     score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores", where)
     query_ids = np.arange(n_queries, dtype=np.int64)
     return finish_layout(offs, grade_vec, score_vec, query_ids, where, use_numba)

@@ -169,6 +169,7 @@ class StreamScorer:
         grades = as_grade_vector(
             numeric_column(column(batch, grade_name, "grade"), grade_name, "grade", base),
             "grades",
+            lambda r: f"row {base + r}",
         )
         scores = None
         if score_name is not None:

@@ -198,6 +198,22 @@ def call(**overrides):
                 np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here"
             ),
         ),
+        (
+            dict(grades=np.array([1, 0, 2**53 + 1, 0, 0], np.uint64), gain="linear"),
+            ValueError,
+            r"grades has 9007199254740993 at row 2, beyond 2\*\*53: float64 \(the precision "
+            r"gains are computed in\) rounds it; rescale them",
+        ),
+        pytest.param(
+            dict(
+                grades=np.array([1, 0, 2, 0, 0], np.longdouble) + np.array([0, 0, 1, 0, 0]) / 2**60
+            ),
+            ValueError,
+            r"grades has 2\.0+[1-9]\d* at row 2, a long double that float64 cannot hold",
+            marks=pytest.mark.skipif(
+                np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here"
+            ),
+        ),
         (dict(ties="random", seed=-1), TypeError, "seed must be a non-negative int"),
         (dict(ties="random", seed=1.5), TypeError, "seed must be a non-negative int"),
         (
@@ -273,6 +289,13 @@ def test_scores_beyond_float32_are_valid_when_held_as_float32(backend, k):
             {},
             ValueError,
             "grades has a NaN value at query row 0, item 1",
+        ),
+        (
+            np.array([[1, 0], [0, 2**53 + 1]], np.uint64),
+            None,
+            dict(gain="linear"),
+            ValueError,
+            r"grades has 9007199254740993 at query row 1, item 1, beyond 2\*\*53",
         ),
     ],
 )

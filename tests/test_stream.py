@@ -135,12 +135,17 @@ def test_query_ids_keep_their_type_across_batches(backend):
         scorer.feed(strings)
 
 
-def test_scores_beyond_float64_are_named_by_their_row_in_the_stream(backend):
+@pytest.mark.parametrize("column", ["score", "grade"])
+def test_values_beyond_float64_are_named_by_their_row_in_the_stream(backend, column):
     first = pa.table({"qid": [1, 1], "grade": [1, 0], "score": [3, 2]})
-    second = pa.table({"qid": [2, 2], "grade": [1, 0], "score": [1, 2**53 + 1]})
-    scorer = StreamScorer(backend=backend)
+    second = pa.table({"qid": [2, 2], "grade": [1, 0], "score": [1, 0]})
+    beyond = pa.array([1, 2**53 + 1], pa.uint64())
+    second = second.set_column(second.schema.get_field_index(column), column, beyond)
+    scorer = StreamScorer(backend=backend, gain="linear")
     scorer.feed(first)
-    with pytest.raises(ValueError, match=r"scores has 9007199254740993 at row 3, beyond 2\*\*53"):
+    with pytest.raises(
+        ValueError, match=rf"{column}s has 9007199254740993 at row 3, beyond 2\*\*53"
+    ):
         scorer.feed(second)
 
 

@@ -373,7 +373,7 @@ def _check_inputs(args: argparse.Namespace, given: set[str]) -> None:
         flags = [_PREDICTION_FLAGS[dest] for dest in _PREDICTION_FLAGS if dest in given]
         belongs, used = _FILES, _RUNS
     else:
-        flags = ["--" + dest.replace("_", "-") for dest in _RUN_OPTIONS if dest in given]
+        flags = [_FLAGS[name] for dest, name in _RUN_OPTIONS.items() if dest in given]
         belongs, used = _RUNS, _FILES
     if flags:
         verb = "applies" if len(flags) == 1 else "apply"

@@ -163,7 +163,8 @@ def _check_exact_in_float64(
 def checked_stats(
     values: np.ndarray, name: str, where: Any, use_numba: bool, integral: bool = True
 ) -> ColumnStats:
-    """Scan ``values`` once; raise a ValueError naming the first NaN or infinite entry.
+    """Scan ``values`` once; raise a ValueError naming the first NaN or infinite entry, or the
+    first integer that float64 cannot hold (beyond 2**53).
 
     ``integral=False``: do not look for non-integral values (see :func:`column_stats`).
     """
@@ -171,6 +172,8 @@ def checked_stats(
     bad = stats.first_nonfinite
     if bad >= 0:
         raise _nonfinite_error(name, values[bad], where(bad))
+    if values.dtype.kind in "iu" and max(-stats.low, stats.high) >= 2**53:  # (rounded) extremes
+        _check_exact_in_float64(values, name, where, "gains are computed in")
     return stats
 
 

@@ -199,6 +199,17 @@ def call(**overrides):
             ),
         ),
         (
+            dict(grades=np.array([1, 0, -(2**53) - 1, 0, 0]), gain="linear"),
+            ValueError,
+            r"grades has -9007199254740993 at row 2, beyond 2\*\*53: float64 \(the precision "
+            r"gains are computed in\) rounds it; rescale them",
+        ),
+        (
+            dict(grades=np.array([2**53, 2**53 + 1, 0, 0, 0]), gain={2**53: 1.0, 2**53 + 1: 2.0}),
+            ValueError,
+            r"grades has 9007199254740993 at row 1, beyond 2\*\*53",
+        ),
+        (
             dict(grades=np.array([1, 0, 2**53 + 1, 0, 0], np.uint64), gain="linear"),
             ValueError,
             r"grades has 9007199254740993 at row 2, beyond 2\*\*53: float64 \(the precision "

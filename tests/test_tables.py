@@ -159,6 +159,12 @@ def test_null_query_id_and_non_numeric_columns():
         fastndcg.ndcg_table(pa.table({"qid": [1, 1], "grade": [1, 0], "score": ["a", "b"]}))
 
 
+def test_integer_grades_float64_cannot_hold_name_their_row(backend):
+    table = pa.table({"qid": [1, 1, 2], "grade": [1, 0, 2**53 + 1], "score": [0.1, 0.2, 0.3]})
+    with pytest.raises(ValueError, match=r"grades has 9007199254740993 at row 2, beyond 2\*\*53"):
+        fastndcg.ndcg_table(table, gain="linear", backend=backend)
+
+
 def test_unknown_option_lists_valid_ones():
     with pytest.raises(
         TypeError,

@@ -95,6 +95,22 @@ def reject_masked(values: Any, name: str) -> None:
         )
 
 
+# tables, which fastndcg.ndcg would read as a matrix of grades, one query per row
+_TABLES = {("pyarrow", "Table"), ("pyarrow", "RecordBatch"), ("pandas", "DataFrame")}
+
+
+def reject_table(values: Any, name: str) -> None:
+    """A table passed as grades is an error: its rows would be taken as queries."""
+    kind = (type(values).__module__.split(".")[0], type(values).__name__)
+    if kind in _TABLES:
+        raise TypeError(
+            f"{name} is a {'.'.join(kind)}, whose rows would be read as queries (a matrix of "
+            "grades). Score a table of (query, grade, score) rows with "
+            "fastndcg.ndcg_table(table, qid=..., grade=..., score=...); pass a matrix of "
+            "grades as a numpy array"
+        )
+
+
 def numeric_vector(values: Any, name: str) -> np.ndarray:
     """``values`` as a 1-D array of bool, int or float; a clear error otherwise."""
     array = np.asarray(values)
@@ -163,8 +179,9 @@ def _check_exact_in_float64(
 def checked_stats(
     values: np.ndarray, name: str, where: Any, use_numba: bool, integral: bool = True
 ) -> ColumnStats:
-    """Scan ``values`` once; raise a ValueError naming the first NaN or infinite entry, or the
-    first integer that float64 cannot hold (beyond 2**53).
+    """Scan ``values`` once; raise a ValueError naming the first entry that cannot be scored.
+
+    That is a NaN or infinite value, or an integer that float64 cannot hold (beyond 2**53).
 
     ``integral=False``: do not look for non-integral values (see :func:`column_stats`).
     """
@@ -216,6 +233,7 @@ def build_layout(
     """
     reject_masked(grades, "grades")
     reject_masked(scores, "scores")
+    reject_table(grades, "grades")
     grades_in = np.asarray(grades)
     if grades_in.ndim == 2:
         if qid is not None or offsets is not None:

@@ -239,6 +239,21 @@ def test_bad_input(backend, kwargs, exc, match):
         call(backend=backend, **kwargs)
 
 
+@pytest.mark.parametrize("kind", ["pyarrow.Table", "pyarrow.RecordBatch", "pandas.DataFrame"])
+def test_a_table_passed_as_grades_points_to_ndcg_table(backend, kind):
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table({"qid": [1, 1, 2, 2], "grade": [2, 0, 0, 1], "score": [0.9, 0.1, 0.8, 0.7]})
+    if kind == "pyarrow.RecordBatch":
+        table = table.to_batches()[0]
+    elif kind == "pandas.DataFrame":
+        table = pytest.importorskip("pandas").DataFrame(table.to_pydict())
+    match = rf"grades is a {kind}, whose rows would be read as queries .* fastndcg.ndcg_table"
+    with pytest.raises(TypeError, match=match):
+        fastndcg.ndcg(table, backend=backend)
+    with pytest.raises(TypeError, match=match):
+        fastndcg.Scorer(backend=backend)(table, np.ones(4))
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("grouped", [False, True], ids=["offsets", "shuffled qid"])
 def test_nonfinite_scores_are_found_anywhere(backend, n_threads, grouped):

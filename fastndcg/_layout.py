@@ -442,6 +442,8 @@ def group_codes(codes: np.ndarray, uniques: Any) -> tuple[np.ndarray, Any, np.nd
 
 def _query_id_vector(qid: Any, name: str) -> np.ndarray:
     ids = np.asarray(qid)
+    if ids.dtype.kind in "US" and isinstance(qid, (list, tuple)):
+        _require_one_id_type(qid, str if ids.dtype.kind == "U" else bytes, name)
     if ids.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {ids.shape}")
     if ids.dtype.kind not in "biufUSO":
@@ -451,6 +453,20 @@ def _query_id_vector(qid: Any, name: str) -> np.ndarray:
     if ids.dtype.kind == "f":
         ids = plain_float_ids(ids, name, lambda r: f"row {r}")
     return ids
+
+
+def _require_one_id_type(ids: list | tuple, kind: type, name: str) -> None:
+    """Every id of a list that NumPy made ``kind`` (str or bytes) strings of must be ``kind``.
+
+    NumPy turns mixed ids into one string type: 1 and '1', or b'a' and 'a', would be one query.
+    """
+    for row, value in enumerate(ids):
+        if not isinstance(value, kind):
+            raise TypeError(
+                f"{name} mixes id types: row {row} holds {type(value).__name__} {value!r} "
+                f"among {kind.__name__} ids, and NumPy would make strings of all of them (so 1 "
+                "and '1' would be one query); give every id the same type"
+            )
 
 
 def plain_float_ids(ids: np.ndarray, name: str, where: Callable[[int], str]) -> np.ndarray:

@@ -92,6 +92,14 @@ def call(**overrides):
             ValueError,
             "qid has a missing value at row 1",
         ),
+        (
+            dict(qid=["a", "a", b"a", b"a", "b"]),
+            TypeError,
+            r"qid mixes id types: row 2 holds bytes b'a' among str ids, and NumPy would make "
+            r"strings of all of them \(so 1 and '1' would be one query\); give every id the same",
+        ),
+        (dict(qid=(1, 1, "1", "1", "2")), TypeError, "row 0 holds int 1 among str ids"),
+        (dict(qid=[b"x", b"x", 2.5, 2.5, b"y"]), TypeError, "row 2 holds float 2.5 among bytes"),
         (dict(mask=[True] * 5), ValueError, "mask is for dense 2-D input"),
         (dict(gain="exp"), ValueError, "unknown gain='exp'; valid values are 'exp2', 'linear'"),
         (dict(gain=3), TypeError, "gain must be"),

@@ -125,13 +125,16 @@ class StreamScorer:
         """Score the query carried over from the last batch (if any) and return its results.
 
         Raises a ValueError when a query id was scored twice: its rows came in separate places
-        of the stream (not grouped by query), so each piece was scored as a query.
+        of the stream (not grouped by query), so each piece was scored as a query. The scorer
+        is then ready for a new stream, as if new (rows are counted from 0 again).
         """
         carry, self._carry = self._carry, None
         last = self.empty()
         if carry is not None:
             with self.engine.threads():
                 last = self._score_carry(carry)
+        self._rows = 0
+        self._qid_type = None
         scored, self._scored_ids = self._scored_ids, []
         if scored:
             _require_grouped(pa.chunked_array(scored))

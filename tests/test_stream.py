@@ -244,3 +244,16 @@ def test_errors_name_the_stream_row(backend):
     ]
     with pytest.raises(ValueError, match=r"grades has -1 at row 2 \(query 2\)"):
         list(score_batches(batches, backend=backend))
+
+
+def test_a_finished_scorer_starts_a_new_stream(backend):
+    """After finish() the same ids may come again, of another type, with rows counted anew."""
+    scorer = StreamScorer(k=2, backend=backend)
+    first = pa.table({"qid": [1, 1, 2], "grade": [2, 0, 1], "score": [0.9, 0.1, 0.5]})
+    again = [scorer.feed(first), scorer.finish(), scorer.feed(first), scorer.finish()]
+    expected = fastndcg.ndcg_table(first, k=2, backend=backend).per_query
+    assert scorer.collect(again[2:]).per_query.tolist() == expected.tolist()
+    assert scorer.collect(again[:2]).per_query.tolist() == expected.tolist()
+    text = pa.table({"qid": ["a", "a", "b"], "grade": [1, -1, 0], "score": [0.3, 0.2, 0.1]})
+    with pytest.raises(ValueError, match=r"grades has -1 at row 1 \(query 'a'\)"):
+        scorer.feed(text)

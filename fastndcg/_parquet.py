@@ -101,6 +101,7 @@ def ndcg_parquet(
             results.append(out)
             bar.update(batch.num_rows, out.num_rows)
         results.append(scorer.finish())
+        bar.update(0, results[-1].num_rows)
     return scorer.collect(results)
 
 

@@ -127,9 +127,11 @@ def test_progress_bar_only_when_asked(dataset, capsys):
     _, single, _, _ = dataset
     fastndcg.ndcg_parquet(single, **OPTS)  # stderr is not a terminal here: silent
     assert capsys.readouterr().err == ""
-    fastndcg.ndcg_parquet(single, progress=True, **OPTS)
+    result = fastndcg.ndcg_parquet(single, progress=True, **OPTS)
     err = capsys.readouterr().err
     assert "fastndcg" in err and "queries/s" in err and "row" in err
+    last = err.rstrip().rsplit("\r", 1)[-1]  # the bar's final state counts the last query too
+    assert f" {result.n_queries:,} queries," in last, last
 
 
 @pytest.mark.parametrize("folder", ["lgb_mq2008", "xgb_lambdarank_example"])

@@ -111,9 +111,22 @@ def reject_table(values: Any, name: str) -> None:
         )
 
 
+def as_array(values: Any, name: str) -> np.ndarray:
+    """``np.asarray(values)``; lists of different lengths are an error naming the fix."""
+    try:
+        return np.asarray(values)
+    except ValueError as exc:
+        if "inhomogeneous" not in str(exc):
+            raise
+        raise ValueError(
+            f"{name} holds lists of different lengths, which make no array; pass them flat "
+            "(1-D) with qid= or offsets=, or padded to a 2-D array with mask="
+        ) from exc
+
+
 def numeric_vector(values: Any, name: str) -> np.ndarray:
     """``values`` as a 1-D array of bool, int or float; a clear error otherwise."""
-    array = np.asarray(values)
+    array = as_array(values, name)
     if array.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must be numeric (bool, int or float); got dtype {array.dtype}. "
@@ -234,7 +247,7 @@ def build_layout(
     reject_masked(grades, "grades")
     reject_masked(scores, "scores")
     reject_table(grades, "grades")
-    grades_in = np.asarray(grades)
+    grades_in = as_array(grades, "grades")
     if grades_in.ndim == 2:
         if qid is not None or offsets is not None:
             raise ValueError(
@@ -312,7 +325,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
     numeric_vector(grades.reshape(-1), "grades")
     score_mat = None
     if scores is not None:
-        score_mat = np.asarray(scores)
+        score_mat = as_array(scores, "scores")
         if score_mat.shape != grades.shape:
             raise ValueError(
                 f"scores must have the same shape as grades: grades {grades.shape}, "
@@ -499,7 +512,7 @@ def _dictionary_encode(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarr
     import pyarrow as pa
 
     try:
-        encoded = pa.array(ids).dictionary_encode()
+        encoded = pa.array(ids, from_pandas=True).dictionary_encode()  # NaN: missing, as None
     except OverflowError as exc:
         raise TypeError(
             f"{name} holds integers that do not fit in 64 bits ({exc}); pass such ids as strings"

@@ -92,6 +92,11 @@ def call(**overrides):
             ValueError,
             "qid has a missing value at row 1",
         ),
+        (  # as pandas hands over a categorical or string column's missing values
+            dict(qid=np.array(["a", "a", "b", np.nan, "a"], dtype=object)),
+            ValueError,
+            "qid has a missing value at row 3",
+        ),
         (
             dict(qid=["a", "a", b"a", b"a", "b"]),
             TypeError,
@@ -324,6 +329,15 @@ def test_scores_beyond_float32_are_valid_when_held_as_float32(backend, k):
             ValueError,
             "grades has a NaN value at query row 0, item 1",
         ),
+        (
+            [[1, 0], [1]],
+            None,
+            {},
+            ValueError,
+            r"grades holds lists of different lengths, which make no array; pass them flat "
+            r"\(1-D\) with qid= or offsets=, or padded to a 2-D array with mask=",
+        ),
+        (np.ones((2, 2)), [[1, 0], [1]], {}, ValueError, "scores holds lists of different"),
         (
             np.array([[1, 0], [0, 2**53 + 1]], np.uint64),
             None,

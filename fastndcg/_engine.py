@@ -305,6 +305,11 @@ def query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
     """Check per-query weights: finite, >= 0, one per query."""
     if weights is None:
         return None
+    if isinstance(weights, str):
+        raise TypeError(
+            f"weights must hold one number per query (in result order); got the string "
+            f"{weights!r}: a column of per-row weights is not taken"
+        )
     w = np.asarray(weights)
     if w.dtype.kind not in "biuf":
         raise TypeError(f"weights must be numeric; got dtype {w.dtype}")

@@ -128,7 +128,7 @@ def _gain_from_mapping(mapping: Mapping[Any, Any]) -> Gain:
     if not mapping:
         raise ValueError("gain dict is empty; map each grade to its gain, e.g. {0: 0, 1: 1}")
     keys = np.array(list(mapping.keys()))
-    values = _finite_float_vector(list(mapping.values()), "gain dict values")
+    values = _finite_float_vector(list(mapping.values()), "gain dict values", list(mapping))
     if keys.dtype.kind not in "iufb":
         raise TypeError(f"gain dict keys must be numbers (grades); got {keys.dtype} keys")
     keys = keys.astype(np.float64)
@@ -219,7 +219,8 @@ def parse_discount(discount: Any) -> Discount:
     )
 
 
-def _finite_float_vector(values: Any, what: str) -> np.ndarray:
+def _finite_float_vector(values: Any, what: str, keys: list | None = None) -> np.ndarray:
+    """``values`` as a 1-D float64 array; errors name entry ``i`` (or ``keys[i]``)."""
     try:
         array = np.array(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -228,5 +229,6 @@ def _finite_float_vector(values: Any, what: str) -> np.ndarray:
         raise ValueError(f"{what} must be one-dimensional; got shape {array.shape}")
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
-        raise ValueError(f"{what} must be finite; entry {bad[0]} is {array[bad[0]]}")
+        entry = f"entry {bad[0]}" if keys is None else f"the gain of {keys[bad[0]]!r}"
+        raise ValueError(f"{what} must be finite; {entry} is {array[bad[0]]}")
     return array

@@ -92,6 +92,11 @@ def ndcg_parquet(
                 f"each of the columns {', '.join(columns)} one type: cast them when writing"
             ) from exc
         return ndcg_table(table, qid=qid, grade=grade, score=score, **options)
+    if "weights" in options:
+        raise TypeError(
+            "weights= (one per query, in result order) needs group='memory': streaming "
+            "scores the queries batch by batch; or weight the per-query values yourself"
+        )
     scorer = StreamScorer(qid=qid, grade=grade, score=score, **options)
     total = dataset.count_rows()
     results = []
@@ -125,7 +130,14 @@ def open_dataset(source: Any) -> ds.Dataset:
             paths = [str(path)]
         else:
             raise FileNotFoundError(f"no such file or directory: {path}")
-    return ds.dataset(paths, format="parquet")
+    try:
+        return ds.dataset(paths, format="parquet")
+    except pa.ArrowInvalid as exc:  # Arrow's message names the file; the fix is ours to say
+        raise ValueError(
+            f"{str(exc).rstrip('.')}; ndcg_parquet reads Parquet files: read other formats "
+            "with pyarrow (e.g. "
+            "pyarrow.csv.read_csv) and score the table with fastndcg.ndcg_table"
+        ) from exc
 
 
 def _check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streaming: bool) -> None:

@@ -108,6 +108,16 @@ def call(**overrides):
         (dict(mask=[True] * 5), ValueError, "mask is for dense 2-D input"),
         (dict(gain="exp"), ValueError, "unknown gain='exp'; valid values are 'exp2', 'linear'"),
         (dict(gain=3), TypeError, "gain must be"),
+        (
+            dict(gain={0: 0.0, 1: 1.0, 2: np.inf, 3: 7.0}),
+            ValueError,
+            "gain dict values must be finite; the gain of 2 is inf",
+        ),
+        (
+            dict(weights="w"),
+            TypeError,
+            r"weights must hold one number per query \(in result order\); got the string 'w'",
+        ),
         (dict(gain=[]), ValueError, "gain table is empty"),
         (dict(gain=[0, np.nan]), ValueError, "gain table must be finite"),
         (

@@ -96,6 +96,19 @@ def test_errors(tmp_path, dataset):
         fastndcg.ndcg_parquet(single, batch_rows=0, **OPTS)
     with pytest.raises(ValueError, match="unknown group='disk'"):
         fastndcg.ndcg_parquet(single, group="disk", **OPTS)
+    text = tmp_path / "predictions.csv"
+    text.write_text("qid,grade,score\n1,1,0.5\n")
+    with pytest.raises(
+        ValueError,
+        match=r"predictions.csv.*not a parquet file; ndcg_parquet reads Parquet files: read "
+        r"other formats with pyarrow \(e.g. pyarrow.csv.read_csv\) and score the table with "
+        r"fastndcg.ndcg_table",
+    ):
+        fastndcg.ndcg_parquet(text)
+    with pytest.raises(TypeError, match=r"weights= \(one per query, in result order\) needs "):
+        fastndcg.ndcg_parquet(single, weights=[1.0, 2.0], **OPTS)
+    weighted = fastndcg.ndcg_parquet(single, group="memory", weights=np.ones(1500), **OPTS)
+    np.testing.assert_allclose(weighted.mean, fastndcg.ndcg_parquet(single, **OPTS).mean, 1e-12)
 
 
 def test_files_whose_query_ids_differ_in_type(tmp_path):

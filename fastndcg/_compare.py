@@ -23,8 +23,9 @@ ENTRY_POINTS = ("ndcg", "ndcg_table", "ndcg_parquet", "ndcg_run")
 _ERROR_ROW = dict.fromkeys(
     ("definition", "k", "mean", "queries", "skipped", "differ", "max_diff", "worst_query")
 )
-_HIDDEN = ("backend", "preset")  # not shown as differing settings (the label names a preset)
-_UNSHOWN = {"score_dtype": "float64", "decimals": None}  # what results leave out of options
+# not shown as differing settings (the label names a preset; a drawn seed is noise)
+_HIDDEN = ("backend", "preset", "seed")
+_UNSHOWN = {"score_dtype": "float64", "decimals": None, "weights": None}  # left out of options
 
 
 @dataclass(frozen=True, repr=False, eq=False)

@@ -237,6 +237,8 @@ class Engine:
             "discount": self.discount.describe(),
             "ideal": self.ideal,
             "ties": "ranked input" if ranked else self.ties,
+            # the seed drawn when none was given, which a rerun can pass
+            **({"seed": self.seed} if self.ties == "random" and not ranked else {}),
             "zero_idcg": self.zero_idcg,
             "aggregate": self.aggregate,
             "backend": self.backend,
@@ -296,7 +298,7 @@ class Engine:
             mean=mean,
             query_ids=query_ids,
             n_skipped=(~counted).sum(axis=0).astype(np.int64),
-            options=self.options(ranked),
+            options=self.options(ranked) | ({} if w is None else {"weights": "per query"}),
             **(extra or {}),
         )
 

@@ -105,6 +105,7 @@ class Scorer:
 
     def __repr__(self) -> str:
         options = self._engine.options(ranked=False)
+        del options["aggregate"]  # not an option of a Scorer, which scores one list
         shown = ", ".join(f"{name}={value!r}" for name, value in options.items())
         return f"Scorer(k={self.k!r}, {shown})"
 

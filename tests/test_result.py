@@ -51,6 +51,20 @@ def test_repr_is_readable(result):
     assert "all" in text.splitlines()[-1]
 
 
+def test_options_record_the_drawn_seed_and_weights(backend):
+    grades, scores, qid = [2, 0, 1, 1, 0], [0.5, 0.5, 0.5, 0.2, 0.2], [1, 1, 1, 2, 2]
+    drawn = fastndcg.ndcg(grades, scores, qid=qid, ties="random", backend=backend)
+    seed = drawn.options["seed"]
+    again = fastndcg.ndcg(grades, scores, qid=qid, ties="random", seed=seed, backend=backend)
+    np.testing.assert_array_equal(again.per_query, drawn.per_query)
+    assert again.options == drawn.options and "weights" not in drawn.options
+    assert "seed" not in fastndcg.ndcg(grades, scores, qid=qid, backend=backend).options
+    weighted = fastndcg.ndcg(grades, scores, qid=qid, weights=[1, 3], backend=backend)
+    assert weighted.options["weights"] == "per query"
+    scorer = fastndcg.Scorer(ties="random", seed=4, backend=backend)
+    assert "seed=4" in repr(scorer) and "aggregate" not in repr(scorer)
+
+
 def test_float_with_one_cutoff(backend):
     result = fastndcg.ndcg([1.0, 0.0], [0.1, 0.2], k=2, backend=backend)
     assert float(result) == pytest.approx(1 / np.log2(3), rel=1e-15)

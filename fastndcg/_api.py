@@ -106,7 +106,9 @@ def ndcg(
         :math:`\sum_q w_q \mathrm{DCG}_q / \sum_q w_q \mathrm{IDCG}_q`, over the queries not
         skipped; the others are those tools' own rules (see :mod:`fastndcg._presets`).
     weights : array-like, optional
-        Non-negative weight per query for the aggregate (default 1).
+        Non-negative weight per query for the aggregate (default 1), in result order: the
+        order of ``query_ids`` (first appearance of each ``qid``; rows of 2-D input; queries
+        of ``offsets``).
     backend : {"auto", "numba", "numpy"}, default="auto"
         ``"auto"`` uses numba when importable unless ``FASTNDCG_BACKEND`` says otherwise.
     n_threads : int, optional

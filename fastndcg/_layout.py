@@ -260,9 +260,12 @@ def build_layout(
             "mask is for dense 2-D input; flat 1-D input is split with qid= or offsets="
         )
     if grades_in.ndim != 1:
+        got = f"shape {grades_in.shape}"
+        if grades_in.ndim == 0:  # a number, or an iterator NumPy does not read
+            got = f"one {type(grades).__name__}; pass a list or an array (list(...) of an iterator)"
         raise ValueError(
-            f"grades must be 1-D (flat, with qid= or offsets=) or 2-D (one query per row); "
-            f"got shape {grades_in.shape}"
+            "grades must be 1-D (flat, with qid= or offsets=) or 2-D (one query per row); "
+            f"got {got}"
         )
     grade_vec = as_grade_vector(grades_in, "grades")
     score_vec = None if scores is None else as_score_vector(scores, "scores")

@@ -70,7 +70,7 @@ class NDCGResult:
 
     def mean_at(self, k: int | None) -> float:
         """Aggregate NDCG at cutoff ``k`` (one of ``self.k``)."""
-        if k not in self.k:
+        if isinstance(k, bool) or k not in self.k:  # True == 1, but it is no cutoff
             raise KeyError(f"k={k!r} was not computed; computed cutoffs are {self.k}")
         return float(self.mean[self.k.index(k)])
 

@@ -324,6 +324,13 @@ def test_scores_beyond_float32_are_valid_when_held_as_float32(backend, k):
         (np.ones((2, 3)), np.ones(6), {}, ValueError, "same shape as grades"),
         (np.ones((2, 3, 1)), None, {}, ValueError, "grades must be 1-D .* or 2-D"),
         (
+            (grade for grade in [1, 0]),
+            None,
+            {},
+            ValueError,
+            r"\(one query per row\); got one generator; pass a list or an array \(list\(\.\.\.\)",
+        ),
+        (
             np.ones((2, 3)),
             None,
             dict(mask=np.ones((2, 2), bool)),

@@ -26,7 +26,11 @@ def test_shapes_and_fields(result):
     assert np.isnan(result.per_query[1]).all()  # q2 has no relevant item
     assert list(result.n_skipped) == [1, 1]
     np.testing.assert_allclose(result.mean, np.nanmean(result.per_query, axis=0), rtol=1e-15)
-    assert result.mean_at(None) == result.mean[1]
+    assert result.mean_at(None) == result.mean[1] and result.mean_at(1) == result.mean[0]
+    with pytest.raises(
+        KeyError, match=r"k=True was not computed; computed cutoffs are \(1, None\)"
+    ):
+        result.mean_at(True)
 
 
 def test_to_arrow_and_pandas(result):

@@ -135,8 +135,8 @@ def open_dataset(source: Any) -> ds.Dataset:
     except pa.ArrowInvalid as exc:  # Arrow's message names the file; the fix is ours to say
         raise ValueError(
             f"{str(exc).rstrip('.')}; ndcg_parquet reads Parquet files: read other formats "
-            "with pyarrow (e.g. "
-            "pyarrow.csv.read_csv) and score the table with fastndcg.ndcg_table"
+            "with pyarrow (e.g. pyarrow.csv.read_csv) and score the table with "
+            "fastndcg.ndcg_table"
         ) from exc
 
 

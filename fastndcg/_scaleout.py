@@ -180,13 +180,17 @@ class Job:
 
         One dtype for grades and scores whatever the input holds, so that workers run the
         kernels ``fastndcg warmup`` compiled instead of compiling specialisations of their own
-        (every grade and score is exact in float64, bar integers beyond 2**53).
+        (every grade and score is exact in float64, bar integers beyond 2**53: those columns
+        stay as they are, for the scorer to refuse with the row).
         """
         data = data.select(self.columns)
         for at, name in enumerate(self.columns):
             column = data.column(at)
             if name != self.qid and column.type != pa.float64():
-                data = data.set_column(at, name, column.cast(pa.float64()))
+                try:
+                    data = data.set_column(at, name, column.cast(pa.float64()))
+                except pa.ArrowInvalid:
+                    continue
             elif name == self.qid and pa.types.is_dictionary(column.type):
                 data = data.set_column(at, name, column.cast(column.type.value_type))
         return data

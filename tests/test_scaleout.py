@@ -222,6 +222,31 @@ def test_one_partition_is_grouped_stably_before_streaming():
     assert job.score_table(table.slice(0, 0)).num_rows == 0
 
 
+@pytest.mark.parametrize("column", ["grade", "score"])
+def test_integers_beyond_float64_are_refused_with_their_row(column):
+    """A task refuses integers float64 rounds as the single-machine scorer does, row named."""
+    table = pa.table(
+        {
+            "qid": [1, 1, 2],
+            "grade": pa.array([0, 1, 2], pa.int64()),
+            "score": pa.array([3, 2, 1], pa.int64()),
+        }
+    )
+    at = table.schema.get_field_index(column)
+    table = table.set_column(at, column, pa.array([0, 2**53 + 1, 2], pa.int64()))
+    job = Job.create(
+        qid="qid",
+        grade="grade",
+        score="score",
+        n_threads=1,
+        options={},
+        keeps_order=True,
+        order_hint="",
+    )
+    with pytest.raises(ValueError, match=r"has 9007199254740993 at row 1, beyond 2\*\*53"):
+        job.score_table(table)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

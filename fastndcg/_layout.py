@@ -124,9 +124,18 @@ def as_array(values: Any, name: str) -> np.ndarray:
         ) from exc
 
 
-def numeric_vector(values: Any, name: str) -> np.ndarray:
-    """``values`` as a 1-D array of bool, int or float; a clear error otherwise."""
+def numeric_vector(values: Any, name: str, where: Callable[[int], str] = _input_row) -> np.ndarray:
+    """``values`` as a 1-D array of bool, int or float; a clear error otherwise.
+
+    A None among them is named as ``where(r)``, for entry ``r``.
+    """
     array = as_array(values, name)
+    if array.dtype == object and array.ndim == 1:
+        missing = next((row for row, value in enumerate(array) if value is None), None)
+        if missing is not None:
+            raise ValueError(
+                f"{name} has a missing value (None) at {where(missing)}; drop or fill it first"
+            )
     if array.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must be numeric (bool, int or float); got dtype {array.dtype}. "
@@ -142,7 +151,7 @@ def as_grade_vector(values: Any, name: str, where: Callable[[int], str] = _input
 
     Errors name entry ``r`` of ``values`` as ``where(r)``.
     """
-    array = numeric_vector(values, name)
+    array = numeric_vector(values, name, where)
     if array.dtype == np.bool_:
         array = np.ascontiguousarray(array).view(np.uint8)
     elif array.dtype not in GRADE_DTYPES:
@@ -160,7 +169,7 @@ def as_score_vector(values: Any, name: str, where: Callable[[int], str] = _input
 
     Errors name entry ``r`` of ``values`` as ``where(r)``.
     """
-    array = numeric_vector(values, name)
+    array = numeric_vector(values, name, where)
     if (array.dtype.kind in "iu" or array.dtype.itemsize > 8) and array.size:
         _check_exact_in_float64(array, name, where, "scores are ranked in", ties=True)
     if array.dtype not in SCORE_DTYPES:
@@ -208,9 +217,10 @@ def checked_stats(
 
 
 def _nonfinite_error(name: str, value: float, where: str) -> ValueError:
-    kind = "a NaN" if np.isnan(value) else "an infinite"
+    nan = bool(np.isnan(value))
     return ValueError(
-        f"{name} has {kind} value at {where}; {name} must be finite: drop or fill those rows first"
+        f"{name} has {'a NaN' if nan else 'an infinite'} value at {where}; {name} must be finite: "
+        f"drop or fill those rows first{' (a null or missing value reads as NaN)' if nan else ''}"
     )
 
 
@@ -325,7 +335,7 @@ def finish_layout(
 
 def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> Layout:
     n_queries, width = grades.shape
-    numeric_vector(grades.reshape(-1), "grades")
+    numeric_vector(grades.reshape(-1), "grades", cell_words(width))
     score_mat = None
     if scores is not None:
         score_mat = as_array(scores, "scores")
@@ -334,7 +344,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
                 f"scores must have the same shape as grades: grades {grades.shape}, "
                 f"scores {score_mat.shape}"
             )
-        numeric_vector(score_mat.reshape(-1), "scores")
+        numeric_vector(score_mat.reshape(-1), "scores", cell_words(width))
     if mask is None:
         keep = None
         offs = np.arange(n_queries + 1, dtype=np.int64) * width
@@ -348,13 +358,22 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
 
     def where(row: int) -> str:
         cell = row if keep is None else int(np.flatnonzero(keep.reshape(-1))[row])
-        q, item = divmod(cell, width)
-        return f"query row {q}, item {item}"
+        return cell_words(width)(cell)
 
     grade_vec = as_grade_vector(flat(grades), "grades", where)
     score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores", where)
     query_ids = np.arange(n_queries, dtype=np.int64)
     return finish_layout(offs, grade_vec, score_vec, query_ids, where, use_numba)
+
+
+def cell_words(width: int) -> Callable[[int], str]:
+    """Words for entry ``cell`` of a flattened 2-D input ``width`` items wide."""
+
+    def where(cell: int) -> str:
+        q, item = divmod(cell, width)
+        return f"query row {q}, item {item}"
+
+    return where
 
 
 def dense_mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray:

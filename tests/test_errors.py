@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import fastndcg
@@ -66,6 +67,16 @@ def call(**overrides):
             "2 at row 3.*does not map",
         ),
         (dict(grades=["a", "b", "c", "d", "e"]), TypeError, "grades must be numeric"),
+        (
+            dict(grades=[1, None, 0, 2, 1]),
+            ValueError,
+            r"grades has a missing value \(None\) at row 1; drop or fill",
+        ),
+        (
+            dict(scores=pa.array([0.1, 0.2, None, 0.2, 0.1])),
+            ValueError,
+            r"scores has a NaN value at row 2; .* \(a null or missing value reads as NaN\)",
+        ),
         (dict(k=0), ValueError, "k must be >= 1"),
         (dict(k=-3), ValueError, "k must be >= 1"),
         (dict(k=[5, 0]), ValueError, "k must be >= 1"),
@@ -494,6 +505,16 @@ def test_weights_whose_sum_overflows_are_scored(backend):
             dict(mask=np.array([[True, False, True], [True, True, True]])),
             r"grades has a NaN value at query row 0, item 2",
         ),
+        (
+            np.array([[1.0, 0.0], [0.0, None]]),
+            {},
+            r"grades has a missing value \(None\) at query row 1, item 1",
+        ),
+        (
+            [1, 0, None],
+            dict(qid=[5, 5, 6]),
+            r"grades has a missing value \(None\) at row 2",
+        ),
     ],
 )
 def test_errors_name_the_input_row(backend, grades, options, match):
@@ -506,7 +527,11 @@ def test_errors_name_the_input_row(backend, grades, options, match):
     ("options", "exc", "match"),
     [
         (dict(grades=[[1.0, np.nan], [0.0, 1.0]]), ValueError, "NaN value at query row 0, item 1"),
-        (dict(grades=[[1.0, None], [0.0, 1.0]]), TypeError, "grades must be numeric"),
+        (
+            dict(grades=[[1.0, None], [0.0, 1.0]]),
+            ValueError,
+            r"grades has a missing value \(None\) at query row 0, item 1",
+        ),
         (dict(mask=[True, False]), ValueError, "mask must have the same shape as grades"),
         (dict(mask=[[2, 0], [1, 1]]), TypeError, "mask must be boolean"),
         (dict(weights=[[np.nan, 1.0], [1.0, 1.0]]), ValueError, r"weights\[0, 0\] = nan"),

@@ -77,7 +77,7 @@ def parse_cutoffs(k: Any) -> tuple[int | None, ...]:
             raise ValueError(f"k must be >= 1 (or None for the whole list); got {int(item)}")
         if item > _LARGEST_CUTOFF:
             raise ValueError(
-                f"k={int(item)} does not fit in 64 bits; pass None to score whole lists"
+                f"k={int(item)} does not fit in 64 bits; pass k=None to score whole lists"
             )
         cutoffs.append(int(item))
     if len(set(cutoffs)) != len(cutoffs):

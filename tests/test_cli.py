@@ -279,6 +279,8 @@ def test_library_advice_names_the_flags(tmp_path):
     trec = ["--qrels", TREC / "qrels.test", "--run", tmp_path / "run"]
     run = cli("score", *trec, "--missing", "error", check=False)
     assert run.returncode == 2 and "; pass --missing zero or --missing skip" in run.stderr
+    run = cli("score", *trec, "-k", str(2**64), check=False)
+    assert run.returncode == 2 and "fit in 64 bits; pass -k all to score whole lists" in run.stderr
 
 
 @pytest.mark.parametrize(

@@ -188,7 +188,7 @@ def call(**overrides):
             TypeError,
             "ideal_qid holds string values and the query ids are int64",
         ),
-        (dict(k=2**63), ValueError, "k=9223372036854775808 does not fit in 64 bits; pass None"),
+        (dict(k=2**63), ValueError, "k=9223372036854775808 does not fit in 64 bits; pass k=None"),
         (dict(max_grade=5), ValueError, "only used with ideal='max'"),
         (
             dict(ideal="max", max_grade=2),

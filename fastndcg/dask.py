@@ -256,7 +256,7 @@ class _Plan:
                 f"{', '.join(map(str, ddf.columns))}"
             )
         frame = ddf[job.columns]
-        schema = pa.Schema.from_pandas(frame._meta, preserve_index=False)
+        schema = _placeholder_schema(frame._meta, qid)
         job.check_schema(schema, CAST_HINT)
         if colocated and npartitions is not None:
             raise ValueError(
@@ -271,6 +271,23 @@ class _Plan:
                 _unique, meta=meta, enforce_metadata=False
             )
         return cls(job, scored, "ranges" if colocated and validate == "ranges" else None)
+
+
+def _placeholder_schema(meta: Any, qid: str) -> pa.Schema:
+    """The Arrow schema of Dask's empty placeholder frame ``meta``.
+
+    Its empty object columns, and categoricals of unknown categories (as Dask reads Parquet
+    dictionaries), have no values to tell their type: Arrow calls it null. Query ids of that
+    kind are taken as strings; the tasks read the real values.
+    """
+    schema = pa.Schema.from_pandas(meta, preserve_index=False)
+    at = schema.get_field_index(qid)
+    kind = schema.field(at).type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if pa.types.is_null(kind):
+        schema = schema.set(at, pa.field(qid, pa.string()))
+    return schema
 
 
 def _score_partition(part: Any, job: Job) -> Any:

@@ -231,6 +231,26 @@ def test_query_id_index_and_string_ids(client, table):
     assert_same_per_query(fdask.per_query(categorical, k=3).compute(), expected)
 
 
+def test_string_ids_whose_placeholder_has_no_type(client, table, tmp_path):
+    """Dask's empty placeholder frame holds no id to tell the type of an object column or of
+    a Parquet dictionary read as categories not yet known: Arrow calls it null."""
+    frame = table.to_pandas()
+    frame["qid"] = "q" + frame["qid"].astype(str)
+    expected, mean = reference(pa.Table.from_pandas(frame, preserve_index=False), k=3)
+    rows = pa.Table.from_pandas(frame, preserve_index=False)
+    at = rows.schema.get_field_index("qid")
+    pq.write_table(
+        rows.set_column(at, "qid", rows.column("qid").dictionary_encode()), tmp_path / "a.parquet"
+    )
+    ddf = fdask.read_parquet(tmp_path)
+    assert pa.types.is_null(pa.Schema.from_pandas(ddf._meta).field("qid").type.value_type)
+    assert_same_per_query(fdask.per_query(ddf, k=3).compute(), expected)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame.astype({"qid": object}), npartitions=3, sort=False)
+        assert pa.types.is_null(pa.Schema.from_pandas(ddf._meta).field("qid").type)
+        assert_same_mean(fdask.ndcg(ddf, k=3).compute(), mean)
+
+
 def test_more_partitions_than_queries_and_all_zero_queries(client):
     rows = judged_table(n_queries=12, seed=9, long_len=60)
     ddf = frame_of(shuffled(rows), 4)

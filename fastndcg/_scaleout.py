@@ -13,7 +13,9 @@ import.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import re
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -25,10 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastndcg._engine import split_options
 from fastndcg._options import choose, plain
 from fastndcg._presets import TOOL_AGGREGATES, resolve, round_half_even, tool_mean
 from fastndcg._result import cutoff_label
-from fastndcg.stream import StreamScorer
+from fastndcg.stream import STREAM_DATA_OPTIONS, StreamScorer
 
 ENGINES = ("dask", "spark")
 VALIDATIONS = ("ranges", "exact")
@@ -90,12 +93,14 @@ class Job:
         keeps_order: bool,
         order_hint: str,
         k: Any = None,
+        caller: str = "StreamScorer()",
     ) -> Job:
         """Check every option now, in the client, before any task runs.
 
         ``options`` are those of :func:`fastndcg.ndcg` as streaming takes them, with
         ``preset=`` and ``decimals=`` resolved as :func:`fastndcg.ndcg_parquet` resolves them;
         ``k=None`` means the whole list, or the preset's cutoffs.
+        ``caller`` is the name an error for unknown options gives the function called.
         ``keeps_order`` says whether the rows of a query reach the scorer in their input order;
         when they do not, order-dependent rules (``ties="stable"``, ranked input without scores)
         are refused with ``order_hint`` as the way out. ``ties="random"`` is always refused: its
@@ -110,6 +115,7 @@ class Job:
             raise ValueError(f"n_threads must be a positive int or None; got {n_threads!r}")
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
+        split_options(options, caller, STREAM_DATA_OPTIONS)
         engine = StreamScorer(qid=qid, grade=grade, score=score, **options).engine
         if engine.ties == "random" and score is not None:
             raise ValueError(
@@ -139,13 +145,20 @@ class Job:
         return (type(self).__name__, self.token)
 
     @property
+    def roles(self) -> dict[str, str | None]:
+        """The column name of each role: ``qid``, ``grade`` and ``score`` (None: ranked)."""
+        return {"qid": self.qid, "grade": self.grade, "score": self.score}
+
+    @property
     def columns(self) -> list[str]:
-        """The input columns a task reads."""
-        return [c for c in (self.qid, self.grade, self.score) if c is not None]
+        """The input columns a task reads, each once (one column may be grade and score)."""
+        return list(dict.fromkeys(c for c in self.roles.values() if c is not None))
 
     def check_schema(self, schema: pa.Schema, fix: str) -> None:
         """Refuse, in the client, input columns of a type the scorer cannot read."""
-        for name, role in zip(self.columns, ("qid", "grade", "score"), strict=False):
+        for role, name in self.roles.items():
+            if name is None:
+                continue
             kind = schema.field(name).type
             fault = _type_fault(kind, role)
             if fault:
@@ -205,7 +218,8 @@ class Job:
         if not _ascending(ids):
             table = table.take(pc.sort_indices(table, sort_keys=[(self.qid, "ascending")]))
         scorer = self.scorer()
-        results = [scorer.feed(table), scorer.finish()]
+        with _rows_of_a_partition():
+            results = [scorer.feed(table), scorer.finish()]
         batches = [self._rounded(b) for b in results if b.num_rows]
         return pa.Table.from_batches(batches, schema=self.output_schema(ids.type))
 
@@ -213,10 +227,12 @@ class Job:
         """Per-query results of a stream of batches grouped by query (split queries carried)."""
         scorer = self.scorer()
         for batch in batches:
-            out = scorer.feed(self._prepared(batch))
+            with _rows_of_a_partition():
+                out = scorer.feed(self._prepared(batch))
             if out.num_rows:
                 yield self._rounded(out)
-        last = scorer.finish()
+        with _rows_of_a_partition():
+            last = scorer.finish()
         if last.num_rows:
             yield self._rounded(last)
 
@@ -234,6 +250,17 @@ class Job:
     def totals(self, results: Any) -> Totals:
         """The :class:`Totals` of per-query results (a pandas DataFrame or an Arrow table)."""
         return Totals.of(results, self.cutoffs, self.aggregate)
+
+
+@contextlib.contextmanager
+def _rows_of_a_partition() -> Iterator[None]:
+    """A task's errors that name a row say that it is counted within one partition."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        if not re.search(r"\brows? \d", str(exc)):
+            raise
+        raise type(exc)(f"{exc} (row numbers count within one partition of the data)") from exc
 
 
 def _ascending(ids: pa.ChunkedArray | pa.Array) -> bool:

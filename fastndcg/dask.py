@@ -246,6 +246,7 @@ class _Plan:
             k=k,
             keeps_order=colocated,
             order_hint=ORDER_HINT,
+            caller="fastndcg.dask",
         )
         if qid == ddf.index.name and qid not in ddf.columns:
             ddf = ddf.reset_index()

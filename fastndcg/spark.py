@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -37,6 +39,7 @@ from fastndcg._scaleout import (
 )
 
 require("pyspark", "spark")
+from pyspark.errors import PythonException  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql import types as T  # noqa: E402
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema  # noqa: E402
@@ -117,7 +120,10 @@ def totals(df: Any, **kwargs: Any) -> Totals:
     """
     job, rows, _ = _prepare(df, **kwargs)
     schema = from_arrow_schema(Totals.arrow_schema(len(job.cutoffs)))
-    sums = rows.mapInArrow(functools.partial(_totals_batches, job), schema).toArrow()
+    try:
+        sums = rows.mapInArrow(functools.partial(_totals_batches, job), schema).toArrow()
+    except PythonException as exc:
+        raise _worker_error(exc) from None
     return Totals.from_arrow(sums, job.cutoffs, job.aggregate)
 
 
@@ -212,6 +218,7 @@ def _prepare(
         k=k,
         keeps_order=False,
         order_hint=ORDER_HINT,
+        caller="fastndcg.spark",
     )
     fields = {f.name: f for f in df.schema.fields}
     missing = [c for c in job.columns if c not in fields]
@@ -219,16 +226,26 @@ def _prepare(
         raise KeyError(
             f"column {missing[0]!r} not found; the DataFrame has columns: {', '.join(fields)}"
         )
+    # mapInArrow looks the columns up by name again, reading dots and backticks as syntax:
+    # such names are carried under the names of their roles
+    renamed = {name: name for name in job.columns}
+    if any(mark in name for name in job.columns for mark in ".`"):
+        renamed = {}
+        for role, name in job.roles.items():
+            if name is not None:
+                renamed.setdefault(name, role)
     columns = []
     for name in job.columns:
-        column = F.col(f"`{name.replace('`', '``')}`")
+        column = F.col(_quoted(name))
         if name != qid and isinstance(fields[name].dataType, T.DecimalType):
             column = column.cast("double")
-        columns.append(column.alias(name))
+        columns.append(column.alias(renamed[name]))
     rows = df.select(*columns)
     arrow = to_arrow_schema(rows.schema)
-    job.check_schema(arrow, CAST_HINT)
-    key = F.col(f"`{qid.replace('`', '``')}`")
+    named = [f.with_name(name) for f, name in zip(arrow, job.columns, strict=True)]
+    job.check_schema(pa.schema(named), CAST_HINT)  # in the caller's names
+    job = replace(job, **{role: renamed.get(name) for role, name in job.roles.items()})
+    key = F.col(_quoted(job.qid))
     if colocated:
         if num_partitions is not None:
             raise ValueError(
@@ -240,7 +257,25 @@ def _prepare(
         rows = rows.repartition(num_partitions, key)
     else:
         rows = rows.repartition(key)
-    return job, rows.sortWithinPartitions(key), arrow.field(qid).type
+    return job, rows.sortWithinPartitions(key), arrow.field(job.qid).type
+
+
+def _worker_error(exc: Exception) -> Exception:
+    """The error a Spark worker raised, read back from the traceback Spark reports.
+
+    An error of another kind is returned as it is.
+    """
+    text = str(exc)
+    raised = list(re.finditer(r"^(ValueError|TypeError|KeyError): ", text, re.MULTILINE))
+    if not raised:
+        return exc
+    kind = {"ValueError": ValueError, "TypeError": TypeError, "KeyError": KeyError}
+    return kind[raised[-1].group(1)](text[raised[-1].end() :].strip())
+
+
+def _quoted(name: str) -> str:
+    """``name`` quoted for ``F.col``: any character, a backtick or dot included."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _check_colocated(rows: Any, key: Any, validate: str) -> None:

@@ -251,6 +251,14 @@ def test_string_ids_whose_placeholder_has_no_type(client, table, tmp_path):
         assert_same_mean(fdask.ndcg(ddf, k=3).compute(), mean)
 
 
+def test_one_column_as_grade_and_score(client, table):
+    """Scoring the grades themselves (the ideal ranking) reads the column once."""
+    ideal = table.set_column(table.schema.get_field_index("score"), "score", table["grade"])
+    expected, _ = reference(ideal, k=[1, 5])
+    got = fdask.per_query(frame_of(table, 3), k=[1, 5], score="grade").compute()
+    assert_same_per_query(got, expected)
+
+
 def test_more_partitions_than_queries_and_all_zero_queries(client):
     rows = judged_table(n_queries=12, seed=9, long_len=60)
     ddf = frame_of(shuffled(rows), 4)
@@ -290,8 +298,16 @@ def test_bad_input_fails_with_a_clear_error(client, table):
         fdask.per_query(ddf, colocated=True, validate="nope")
     with pytest.raises(TypeError, match="expected a dask DataFrame; got DataFrame"):
         fdask.ndcg(table.to_pandas())
-    with pytest.raises(TypeError, match=r"unknown option\(s\) weights"):
+    with pytest.raises(TypeError, match=r"fastndcg.dask got unknown option\(s\) weights"):
         fdask.ndcg(ddf, weights=[1.0])
+    negative = table.to_pandas()
+    negative.loc[17, "grade"] = -1.0
+    with pytest.raises(
+        ValueError,
+        match=r"negative grades: grades has -1 at row \d+ .*"
+        r"\(row numbers count within one partition of the data\)",
+    ):
+        fdask.ndcg(dd.from_pandas(negative, npartitions=3)).compute()
     frame = table.to_pandas()
     frame.loc[17, "grade"] = np.nan
     with pytest.raises(ValueError, match=r"column 'grade' \(grade\) has a null"):

@@ -208,10 +208,36 @@ def test_bad_input_fails_with_a_clear_error(spark, fspark, table):
     )
     with pytest.raises(Exception, match=r"column 'grade' \(grade\) has a null"):
         fspark.ndcg(nulls)
+    # a worker's error comes back as itself, not wrapped in Spark's PythonException
+    negative = df.withColumn(
+        "grade", F.when(F.col("qid") == table["qid"][30].as_py(), -1).otherwise(F.col("grade"))
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"^gain='exp2' .* negative grades: grades has -1 at row \d+ .*"
+        r"\(row numbers count within one partition of the data\)$",
+    ):
+        fspark.ndcg(negative)
+    with pytest.raises(TypeError, match=r"fastndcg.spark got unknown option\(s\) weights"):
+        fspark.ndcg(df, weights=[1.0])
     # decimal grades and scores are read as doubles
     expected, _ = reference(table, k=4)
     decimals = df.withColumn("score", F.col("score").cast("decimal(20,15)"))
     assert_same_per_query(fspark.per_query(decimals, k=4).toArrow(), expected)
+
+
+def test_column_names_with_dots_and_backticks(spark, fspark, table):
+    """Spark reads a dot or a backtick in a column name as syntax unless quoted."""
+    names = {"qid": "query.id", "grade": "the `grade`", "score": "model.score"}
+    df = frame(spark, table.rename_columns([names[c] for c in table.column_names]), 3)
+    expected, mean = reference(table, k=[1, 5])
+    options = dict(qid="query.id", grade="the `grade`", score="model.score", k=[1, 5])
+    assert_same_per_query(fspark.per_query(df, **options).toArrow(), expected)
+    assert_same_mean(fspark.ndcg(df, **options), mean)
+    ideal = table.set_column(table.schema.get_field_index("score"), "score", table["grade"])
+    expected, _ = reference(ideal, k=3)
+    got = fspark.per_query(df, qid="query.id", grade="the `grade`", score="the `grade`", k=3)
+    assert_same_per_query(got.toArrow(), expected)
 
 
 @pytest.mark.numba

@@ -143,7 +143,7 @@ def _compile_checks(rows: int) -> None:
         run_bounds(np.zeros(2, dtype=dtype), use_numba=True)
     run = pa.table({"qid": ["q"], "docid": ["a"]})
     _, ids = _document_ids(run.column("docid"), run.column("docid"), True, ordered=False)
-    _check_unique_pairs(run, ids, "run", use_numba=True)
+    _check_unique_pairs(run, ids, "run", str, use_numba=True)
 
 
 def cache_dir() -> str:

@@ -22,6 +22,7 @@ from fastndcg._options import AGGREGATES, DISCOUNT_NAMES, GAIN_NAMES, IDEALS, TI
 from fastndcg._presets import PRESETS, TOOL_AGGREGATES
 from fastndcg._result import NDCGResult, cutoff_label
 from fastndcg._scaleout import ENGINES
+from fastndcg.stream import GROUP_IN_MEMORY
 
 FORMATS = ("table", "json", "csv")
 
@@ -348,7 +349,7 @@ def command_wording(message: str) -> str:
     """The library's ``name='value'`` in ``message`` as the command's ``--name value``.
 
     Only the names of the command's options change (``k=None`` reads ``-k all``); a flag
-    given alone stands for ``True``.
+    given alone stands for ``True``. The advice to group rows in memory names ``--group``.
     """
 
     def as_flag(match: re.Match[str]) -> str:
@@ -361,6 +362,7 @@ def command_wording(message: str) -> str:
         value = value.strip("'")
         return f"{flag} {'all' if (name, value) == ('k', 'None') else value}"
 
+    message = message.replace(GROUP_IN_MEMORY, "group it in memory (--group memory)")
     return _KEYWORD.sub(as_flag, message)
 
 
@@ -420,9 +422,9 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, tuple[Any, ...], dic
     if args.qrels or args.run:
         if not (args.qrels and args.run):
             raise InputError("TREC scoring needs --qrels and at least one --run")
-        from fastndcg.trec import read_qrels
+        from fastndcg.trec import read_once
 
-        qrels = read_qrels(args.qrels)  # parsed once for every run
+        qrels = read_once(args.qrels, "qrels")  # parsed once for every run
         return [(run, "ndcg_run", (qrels, run), {}) for run in args.run]
     if not args.predictions:
         raise InputError("nothing to score: give a predictions file, or --qrels and --run")
@@ -452,19 +454,22 @@ def _score_sources(args: argparse.Namespace, given: set[str]) -> list[tuple[str,
     results = []
     for source, entry, inputs, data in _jobs(args):
         options = _options(args, given, trec=entry == "ndcg_run")
-        with _naming(source):
+        with _naming(source, args.qrels):
             results.append((source, getattr(fastndcg, entry)(*inputs, **data, **options)))
     return results
 
 
 @contextlib.contextmanager
-def _naming(source: str) -> Iterator[None]:
-    """Errors about the data of ``source`` say which input it was (several may be given)."""
+def _naming(source: str, qrels: str | None = None) -> Iterator[None]:
+    """Errors about the data of ``source`` say which input it was (several may be given).
+
+    With TREC runs, an error that names the ``qrels`` file is left as it is.
+    """
     try:
         yield
     except (ValueError, TypeError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        if source in message:
+        if source in message or (qrels is not None and str(Path(qrels)) in message):
             raise
         raise InputError(f"{source}: {message}") from exc
 
@@ -489,7 +494,7 @@ def _compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str
                     "the presets given order ties by document id, which needs --qrels and "
                     "--run (or an explicit --ties)"
                 )
-        with _naming(source):
+        with _naming(source, args.qrels):
             comparison = fastndcg.compare_definitions(
                 *inputs, definitions=names, using=entry, **data, **options
             )

@@ -44,6 +44,8 @@ from fastndcg._options import plain
 from fastndcg._result import NDCGResult, cutoff_label
 
 STREAM_DATA_OPTIONS = ("ideal_grades", "ideal_qid")
+# the way out when the input is not grouped by query (the command words it as its flag)
+GROUP_IN_MEMORY = "group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
 _VIEW_TYPES = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
 
 
@@ -189,7 +191,7 @@ class StreamScorer:
             raise ValueError(
                 f"query {repeated!r} appears in separate runs of rows within rows {base}.."
                 f"{base + n - 1}: the input is not grouped by query. Sort it by {qid_name!r}, "
-                "or group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
+                f"or {GROUP_IN_MEMORY}"
             )
         out = []
         first_run = 0
@@ -327,7 +329,7 @@ def _require_grouped(ids: pa.ChunkedArray) -> None:
         raise ValueError(
             f"query {plain(repeated)!r} appears in separate places of the input: it is not "
             "grouped by query, so streaming scores that query in pieces. Sort the input by "
-            "query id, or group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
+            f"query id, or {GROUP_IN_MEMORY}"
         )
 
 

@@ -64,10 +64,32 @@ def read_run(source: Any) -> pa.Table:
     return _read(source, "run", RUN_COLUMNS, {"score": pa.float64()})
 
 
+@dataclass(frozen=True)
+class _ReadFile:
+    """A qrels or run file read once to be scored several times; errors still name its lines."""
+
+    path: Path
+    table: pa.Table
+
+
+def read_once(source: Any, kind: str) -> Any:
+    """``source`` read now when it is a path (``kind``: "qrels" or "run"), else as it is.
+
+    What it returns goes wherever :func:`ndcg_run` takes a path, and an error about one of its
+    rows still names the line of the file.
+    """
+    if not isinstance(source, (str, Path)):
+        return source
+    read = read_qrels if kind == "qrels" else read_run
+    return _ReadFile(Path(source), read(source))
+
+
 def _read(
     source: Any, kind: str, names: tuple[str, ...], value: dict[str, pa.DataType]
 ) -> pa.Table:
     wanted = ["qid", "docid", *value]
+    if isinstance(source, _ReadFile):
+        return source.table
     if isinstance(source, (str, Path)):
         table = _read_text(Path(source), kind, names, wanted, value)
     else:
@@ -300,6 +322,8 @@ def _place_of_row(source: Any, kind: str, names: tuple[str, ...]) -> Callable[[i
 
     The line is found by reading the file again up to that row (only when an error is raised).
     """
+    if isinstance(source, _ReadFile):
+        source = source.path
     if not isinstance(source, (str, Path)):
         return lambda r: f"{kind} row {r}"
     path = Path(source)
@@ -328,11 +352,14 @@ def _first_invalid(values: pa.Array, target: pa.DataType) -> int:
     return start
 
 
-def _check_unique_pairs(table: pa.Table, ids: _DocumentIds, kind: str, use_numba: bool) -> tuple:
+def _check_unique_pairs(
+    table: pa.Table, ids: _DocumentIds, kind: str, place: Callable[[int], str], use_numba: bool
+) -> tuple:
     """Raise a ValueError when a (query, document) pair appears twice in ``table``.
 
-    ``ids`` are the table's document ids (see :func:`_document_ids`). Returns the query codes it
-    made, ``((run_query, run_length), queries)`` (see :func:`_query_runs`).
+    ``ids`` are the table's document ids (see :func:`_document_ids`); ``place`` names a row (see
+    :func:`_place_of_row`). Returns the query codes it made, ``((run_query, run_length),
+    queries)`` (see :func:`_query_runs`).
     """
     (run_query, run_length), queries = _query_runs(table.column("qid"))
     offsets, order = _group_runs(run_query, run_length, len(queries))
@@ -342,14 +369,14 @@ def _check_unique_pairs(table: pa.Table, ids: _DocumentIds, kind: str, use_numba
     if repeated >= 0:
         row = int(repeated if order is None else order[repeated])
         run = int(np.searchsorted(np.cumsum(run_length), row, side="right"))
-        raise _repeated_pair(kind, ids.column[row], queries[int(run_query[run])])
+        raise _repeated_pair(kind, ids.column[row], queries[int(run_query[run])], place(row))
     return (run_query, run_length), queries
 
 
-def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar) -> ValueError:
+def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar, where: str) -> ValueError:
     return ValueError(
         f"{kind} lists document {document.as_py()!r} of query {query.as_py()!r} more than "
-        "once; each (query, document) pair must appear once"
+        f"once (again at {where}); each (query, document) pair must appear once"
     )
 
 
@@ -413,13 +440,8 @@ def ndcg_run(
         raise TypeError(f"judged_only must be True or False; got {judged_only!r}")
     judgments_table = read_qrels(qrels)
     judged_grades = judgments_table.column("grade").to_numpy()  # one copy, for every use below
-    checked_stats(
-        judged_grades,
-        "qrels grade",
-        _place_of_row(qrels, "qrels", QRELS_COLUMNS),
-        engine.use_numba,
-        integral=False,
-    )
+    qrels_row = _place_of_row(qrels, "qrels", QRELS_COLUMNS)
+    checked_stats(judged_grades, "qrels grade", qrels_row, engine.use_numba, integral=False)
     run_table = read_run(run)
     run_row = _place_of_row(run, "run", RUN_COLUMNS)
     run_scores = run_table.column("score").to_numpy()
@@ -429,7 +451,9 @@ def ndcg_run(
         engine.use_numba,
         ordered=engine.ties == "docid_desc",
     )
-    judgment_codes = _check_unique_pairs(judgments_table, judged_ids, "qrels", engine.use_numba)
+    judgment_codes = _check_unique_pairs(
+        judgments_table, judged_ids, "qrels", qrels_row, engine.use_numba
+    )
     codes = _RunCodes.encode(run_table, run_ids, judgment_codes, judged_ids)
 
     absent = codes.absent_queries(judgments_table)
@@ -438,7 +462,7 @@ def ndcg_run(
             f"{len(absent)} judged quer{'y is' if len(absent) == 1 else 'ies are'} not in the run "
             f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
         )
-    grades, judged = codes.grades(judged_grades, engine.use_numba)
+    grades, judged = codes.grades(judged_grades, run_row, engine.use_numba)
     cut = max_docs is not None and max_docs < run_table.num_rows  # else no query is cut
     ranked = None  # the scores as ranked, in float64 (float32 ones keep their order and ties)
     if engine.ties == "docid_desc" or cut:
@@ -552,12 +576,14 @@ class _RunCodes:
         """Judged queries that the run does not contain, in order of first judgment."""
         return pc.unique(qrels.column("qid").filter(pa.array(self.qrels_query < 0)))
 
-    def grades(self, judged_grades: np.ndarray, use_numba: bool) -> tuple[np.ndarray, np.ndarray]:
+    def grades(
+        self, judged_grades: np.ndarray, place: Callable[[int], str], use_numba: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Grade of every run row (0 if unjudged, negative grades clipped to 0), and judged or not.
 
         ``judged_grades`` are the judgments' grades, in qrels order. Judged means a grade >= 0:
         trec_eval counts a negative grade as "in the pool, not judged". Also checks that no
-        document appears twice in a query of the run.
+        document appears twice in a query of the run (``place`` names the run's rows).
         """
         offsets, order = self.grouping
         # the judgments of the run's queries, grouped like them
@@ -580,7 +606,8 @@ class _RunCodes:
         )
         if duplicate >= 0:
             row = int(duplicate if order is None else order[duplicate])
-            raise _repeated_pair("run", self.ids.column[row], self.queries[int(self.query[row])])
+            query = self.queries[int(self.query[row])]
+            raise _repeated_pair("run", self.ids.column[row], query, place(row))
         if order is not None:
             labels[order] = labels.copy()
         judged = labels >= 0  # NaN (unjudged) is not
@@ -823,12 +850,20 @@ def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray
 
 
 def _check_max_docs(max_docs: Any, ties: str) -> int:
-    if isinstance(max_docs, bool) or not isinstance(max_docs, (int, np.integer)) or max_docs < 1:
-        raise ValueError(f"max_docs must be a positive int or None; got {max_docs!r}")
+    if isinstance(max_docs, bool) or not isinstance(max_docs, (int, np.integer)):
+        raise TypeError(
+            f"max_docs must be an int (documents kept per ranking) or None; got {max_docs!r}"
+        )
+    if max_docs < 1:
+        raise ValueError(
+            f"max_docs={int(max_docs)} keeps no document of a ranking; give the positive number "
+            "of documents to keep"
+        )
     if ties not in ("docid_desc", "stable"):
         raise ValueError(
-            f"max_docs cuts each ranking after a fixed number of documents, which needs a fixed "
-            f"order of tied scores: ties='docid_desc' or 'stable', not ties={ties!r}"
+            f"max_docs={int(max_docs)} cuts each ranking after {int(max_docs)} documents, which "
+            "needs a fixed order of tied scores: ties='docid_desc' or ties='stable', not "
+            f"ties={ties!r}"
         )
     return int(max_docs)  # a NumPy integer would make the kernel compile another signature
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
@@ -281,6 +282,37 @@ def test_library_advice_names_the_flags(tmp_path):
     assert run.returncode == 2 and "; pass --missing zero or --missing skip" in run.stderr
     run = cli("score", *trec, "-k", str(2**64), check=False)
     assert run.returncode == 2 and "fit in 64 bits; pass -k all to score whole lists" in run.stderr
+    run = cli("score", *trec, "--max-docs", "0", check=False)
+    assert run.returncode == 2 and "--max-docs 0 keeps no document of a ranking" in run.stderr
+    run = cli("score", *trec, "--max-docs", "5", "--ties", "average", check=False)
+    assert run.returncode == 2
+    assert "--max-docs 5 cuts each ranking after 5 documents" in run.stderr
+    assert "--ties docid_desc or --ties stable, not --ties average" in run.stderr
+    pq.write_table(
+        pa.table({"qid": [1, 2, 1], "grade": [1, 0, 2], "score": [0.1, 0.2, 0.3]}),
+        tmp_path / "scattered.parquet",
+    )
+    run = cli("score", tmp_path / "scattered.parquet", check=False)
+    assert run.returncode == 2
+    assert run.stderr.rstrip().endswith("or group it in memory (--group memory)")
+
+
+def test_an_error_in_the_qrels_names_its_file_and_line(tmp_path):
+    """Not the run being scored, and the qrels file's line, not a row of a parsed table."""
+    (tmp_path / "ok.run").write_text("q1 Q0 d2 1 0.9 s\nq1 Q0 d1 2 0.8 s\n")
+    (tmp_path / "inf.qrels").write_text("# judgments\nq1 0 d1 2\n\nq1 0 d2 inf\n")
+    (tmp_path / "twice.qrels").write_text("q1 0 d1 2\nq1 0 d2 0\nq1 0 d1 1\n")
+    for qrels, said in (
+        ("inf.qrels", "qrels grade has an infinite value at line 4 of {}"),
+        (
+            "twice.qrels",
+            "qrels lists document 'd1' of query 'q1' more than once (again at line 3 of {})",
+        ),
+    ):
+        path = tmp_path / qrels
+        run = cli("score", "--qrels", path, "--run", tmp_path / "ok.run", check=False)
+        assert run.returncode == 2
+        assert run.stderr.startswith("fastndcg: error: " + said.format(path))
 
 
 @pytest.mark.parametrize(

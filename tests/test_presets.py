@@ -235,8 +235,10 @@ def test_max_docs_and_emptied_queries(tmp_path):
     # query 2's only document is unjudged: judged_only leaves it empty, scored 0 and counted
     judged = fastndcg.ndcg_run(qrels, run, preset="trec_eval", judged_only=True)
     assert list(judged.query_ids) == ["1", "2"] and judged.per_query[1, 0] == 0.0
-    with pytest.raises(ValueError, match="max_docs must be a positive int or None; got 0"):
+    with pytest.raises(ValueError, match="max_docs=0 keeps no document of a ranking"):
         fastndcg.ndcg_run(qrels, run, max_docs=0)
+    with pytest.raises(TypeError, match=r"max_docs must be an int .* got 2\.0"):
+        fastndcg.ndcg_run(qrels, run, max_docs=2.0)
     with pytest.raises(ValueError, match="needs a fixed order of tied scores"):
         fastndcg.ndcg_run(qrels, run, max_docs=2, ties="average")
 

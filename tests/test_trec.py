@@ -342,24 +342,48 @@ def test_max_docs_keeps_each_querys_first_ranked_rows(backend, seed, ties, score
 
 
 @pytest.mark.parametrize(
-    ("qid", "docid", "pair"),
+    ("qid", "docid", "pair", "again"),
     [
-        (["a", "a"], ["d1", "d1"], "document 'd1' of query 'a'"),
+        (["a", "a"], ["d1", "d1"], "document 'd1' of query 'a'", 1),
         # queries interleaved (grouped by a row order), the repeat in a later run of rows
-        (["a", "b", "c", "b", "a"], ["d1", "d2", "d3", "d4", "d1"], "document 'd1' of query 'a'"),
-        (["a", "b", "c", "b", "a"], ["d1", "d2", "d3", "d2", "d5"], "document 'd2' of query 'b'"),
+        (
+            ["a", "b", "c", "b", "a"],
+            ["d1", "d2", "d3", "d4", "d1"],
+            "document 'd1' of query 'a'",
+            4,
+        ),
+        (
+            ["a", "b", "c", "b", "a"],
+            ["d1", "d2", "d3", "d2", "d5"],
+            "document 'd2' of query 'b'",
+            3,
+        ),
     ],
 )
-def test_duplicate_pairs_are_errors(qid, docid, pair):
+def test_duplicate_pairs_are_errors(qid, docid, pair, again, backend, tmp_path):
     qrels = pa.table({"qid": qid, "docid": docid, "grade": list(range(len(qid)))})
     run = pa.table({"qid": ["a"], "docid": ["d1"], "score": [0.5]})
-    with pytest.raises(ValueError, match=f"qrels lists {pair} more than once"):
-        fastndcg.ndcg_run(qrels, run)
+    with pytest.raises(
+        ValueError, match=f"qrels lists {pair} more than once .again at qrels row {again}."
+    ):
+        fastndcg.ndcg_run(qrels, run, backend=backend)
+    # in a file, the repeat is named by its line (comments and blank lines counted)
+    lines = [f"{q} 0 {d} {g}\n" for q, d, g in zip(qid, docid, range(len(qid)), strict=True)]
+    path = tmp_path / "judged.qrels"
+    path.write_text("# judgments\n\n" + "".join(lines))
+    with pytest.raises(
+        ValueError,
+        match=f"{pair} more than once .again at line {again + 3} of {re.escape(str(path))}.",
+    ):
+        fastndcg.ndcg_run(path, run, backend=backend)
     qrels = pa.table({"qid": ["a"], "docid": ["d1"], "grade": [1]})
-    with pytest.raises(ValueError, match="run lists document 'd1' of query 'a' more than once"):
-        fastndcg.ndcg_run(
-            qrels, pa.table({"qid": ["a", "a"], "docid": ["d1", "d1"], "score": [0.5, 0.4]})
-        )
+    run = tmp_path / "twice.run"
+    run.write_text("a Q0 d1 1 0.5 x\na Q0 d2 2 0.4 x\na Q0 d1 3 0.3 x\n")
+    with pytest.raises(
+        ValueError,
+        match=f"run lists document 'd1' of query 'a' more than once .again at line 3 of {re.escape(str(run))}.",
+    ):
+        fastndcg.ndcg_run(qrels, run, backend=backend)
 
 
 def test_the_first_repeated_run_row_is_reported(backend):
@@ -379,7 +403,9 @@ def test_the_first_repeated_run_row_is_reported(backend):
     docids.insert(9000, docids[9010])
     run = pa.table({"qid": qids, "docid": docids, "score": rng.random(len(qids))})
     qrels = pa.table({"qid": qids[:500], "docid": docids[:500], "grade": [1] * 500})
-    with pytest.raises(ValueError, match=f"run lists document '{docids[6950]}' of query 'q23'"):
+    with pytest.raises(
+        ValueError, match=f"run lists document '{docids[6950]}' of query 'q23' .* run row 7000\\)"
+    ):
         fastndcg.ndcg_run(qrels, run, backend=backend)
 
 
@@ -721,3 +747,13 @@ def test_max_docs_of_a_numpy_integer(backend):
     )
     plain = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.test", max_docs=3, **options)
     np.testing.assert_array_equal(ours.per_query, plain.per_query)
+
+
+def test_compare_definitions_on_files_names_their_lines(tmp_path):
+    """The files are read once for every definition, and errors still name their lines."""
+    qrels = tmp_path / "judged.qrels"
+    qrels.write_text("a 0 d1 1\na 0 d2 0\n")
+    run = tmp_path / "twice.run"
+    run.write_text("a Q0 d1 1 0.5 x\n\na Q0 d1 2 0.3 x\n")
+    with pytest.raises(ValueError, match=re.escape(f"(again at line 3 of {run})")):
+        fastndcg.compare_definitions(qrels, run, using="ndcg_run", definitions=["trec_eval"])

@@ -157,9 +157,9 @@ def compare_definitions(
         raise ValueError(f"tolerance must be a number >= 0; got {tolerance!r}")
     entry = _entry_point(using)
     if using == "ndcg_run" and len(inputs) == 2:
-        from fastndcg.trec import read_once
+        from fastndcg.trec import _read_once
 
-        inputs = (read_once(inputs[0], "qrels"), read_once(inputs[1], "run"))
+        inputs = (_read_once(inputs[0], "qrels"), _read_once(inputs[1], "run"))
     outcomes = {
         label: _score(entry, inputs, {**options, **spec})
         for label, spec in _labelled(definitions).items()

@@ -422,9 +422,9 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, tuple[Any, ...], dic
     if args.qrels or args.run:
         if not (args.qrels and args.run):
             raise InputError("TREC scoring needs --qrels and at least one --run")
-        from fastndcg.trec import read_once
+        from fastndcg.trec import _read_once
 
-        qrels = read_once(args.qrels, "qrels")  # parsed once for every run
+        qrels = _read_once(args.qrels, "qrels")  # parsed once for every run
         return [(run, "ndcg_run", (qrels, run), {}) for run in args.run]
     if not args.predictions:
         raise InputError("nothing to score: give a predictions file, or --qrels and --run")

@@ -72,7 +72,7 @@ class _ReadFile:
     table: pa.Table
 
 
-def read_once(source: Any, kind: str) -> Any:
+def _read_once(source: Any, kind: str) -> Any:
     """``source`` read now when it is a path (``kind``: "qrels" or "run"), else as it is.
 
     What it returns goes wherever :func:`ndcg_run` takes a path, and an error about one of its

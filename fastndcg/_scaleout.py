@@ -115,7 +115,8 @@ class Job:
             raise ValueError(f"n_threads must be a positive int or None; got {n_threads!r}")
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
-        split_options(options, caller, STREAM_DATA_OPTIONS)
+        # preset= and decimals= were taken by resolve(); named so that an error lists them
+        split_options(options, caller, (*STREAM_DATA_OPTIONS, "preset", "decimals"))
         engine = StreamScorer(qid=qid, grade=grade, score=score, **options).engine
         if engine.ties == "random" and score is not None:
             raise ValueError(

@@ -298,7 +298,9 @@ def test_bad_input_fails_with_a_clear_error(client, table):
         fdask.per_query(ddf, colocated=True, validate="nope")
     with pytest.raises(TypeError, match="expected a dask DataFrame; got DataFrame"):
         fdask.ndcg(table.to_pandas())
-    with pytest.raises(TypeError, match=r"fastndcg.dask got unknown option\(s\) weights"):
+    with pytest.raises(
+        TypeError, match=r"fastndcg.dask got unknown option\(s\) weights; valid options: .*decimals"
+    ):
         fdask.ndcg(ddf, weights=[1.0])
     negative = table.to_pandas()
     negative.loc[17, "grade"] = -1.0

@@ -335,7 +335,8 @@ def finish_layout(
 
 def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> Layout:
     n_queries, width = grades.shape
-    numeric_vector(grades.reshape(-1), "grades", cell_words(width))
+    cell = cell_words(width)
+    numeric_vector(grades.reshape(-1), "grades", cell)
     score_mat = None
     if scores is not None:
         score_mat = as_array(scores, "scores")
@@ -344,7 +345,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
                 f"scores must have the same shape as grades: grades {grades.shape}, "
                 f"scores {score_mat.shape}"
             )
-        numeric_vector(score_mat.reshape(-1), "scores", cell_words(width))
+        numeric_vector(score_mat.reshape(-1), "scores", cell)
     if mask is None:
         keep = None
         offs = np.arange(n_queries + 1, dtype=np.int64) * width
@@ -357,8 +358,7 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, use_numba: bool) -> 
         return matrix.reshape(-1) if keep is None else matrix[keep]
 
     def where(row: int) -> str:
-        cell = row if keep is None else int(np.flatnonzero(keep.reshape(-1))[row])
-        return cell_words(width)(cell)
+        return cell(row if keep is None else int(np.flatnonzero(keep.reshape(-1))[row]))
 
     grade_vec = as_grade_vector(flat(grades), "grades", where)
     score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores", where)

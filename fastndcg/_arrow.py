@@ -15,6 +15,9 @@ import pyarrow.compute as pc
 
 from fastndcg._layout import group_codes, group_rows
 
+# Arrow's take has no kernel for view types: their values are handled as the large types
+VIEW_TYPES = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
+
 
 def as_arrow(data: Any) -> pa.Table | pa.RecordBatch:
     """An Arrow table or record batch holding ``data``.
@@ -100,6 +103,34 @@ def numeric_column(
     return values.to_numpy(zero_copy_only=True)
 
 
+def plain_dictionary(values: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """A dictionary-encoded query-id column in a form that may be grouped by its codes.
+
+    Grouping by code is right only when each id has one code and every value is a valid id.
+    A dictionary holding a null, a value twice, or floats (NaN, and -0.0 equal to 0.0) is
+    therefore decoded, and its values are checked like any other column's. View value types
+    become the large types. Other columns are returned as they are.
+    """
+    if not pa.types.is_dictionary(values.type):
+        return values
+    value_type = values.type.value_type
+    plain_type = VIEW_TYPES.get(value_type, value_type)
+    chunked = isinstance(values, pa.ChunkedArray)
+    decode = pa.types.is_floating(value_type)
+    chunks = []
+    for chunk in values.chunks if chunked else [values]:
+        dictionary = chunk.dictionary.cast(plain_type)
+        decode |= dictionary.null_count > 0
+        decode |= pc.count_distinct(dictionary).as_py() < len(dictionary)
+        chunks.append(pa.DictionaryArray.from_arrays(chunk.indices, dictionary))
+    if decode:
+        chunks = [chunk.dictionary_decode() for chunk in chunks]
+    if not chunked:
+        return chunks[0]
+    kind = plain_type if decode else pa.dictionary(values.type.index_type, plain_type)
+    return pa.chunked_array(chunks, type=kind)
+
+
 def check_id_column(values: pa.ChunkedArray | pa.Array, name: str, base_row: int = 0) -> None:
     """A query-id column must have no nulls and hold plain values (not lists or structs)."""
     if values.null_count:
@@ -125,6 +156,7 @@ def group_column(
 
     Numeric ids in one chunk are read in place; strings and dictionaries are encoded once.
     """
+    values = plain_dictionary(values)
     check_id_column(values, name)
     kind = values.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):

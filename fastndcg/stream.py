@@ -30,7 +30,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._arrow import as_arrow, check_id_column, column, numeric_column
+from fastndcg._arrow import (
+    VIEW_TYPES,
+    as_arrow,
+    check_id_column,
+    column,
+    numeric_column,
+    plain_dictionary,
+)
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import (
     Judgments,
@@ -46,7 +53,6 @@ from fastndcg._result import NDCGResult, cutoff_label
 STREAM_DATA_OPTIONS = ("ideal_grades", "ideal_qid")
 # the way out when the input is not grouped by query (the command words it as its flag)
 GROUP_IN_MEMORY = "group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
-_VIEW_TYPES = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
 
 
 @dataclass
@@ -285,11 +291,12 @@ def _plain_ids(ids: pa.Array, name: str, base: int) -> pa.Array:
 
     Float ids are taken as :func:`fastndcg.ndcg` takes them: no NaN, and -0.0 is query 0.0.
     """
+    ids = plain_dictionary(ids)
     check_id_column(ids, name, base)
     if pa.types.is_dictionary(ids.type):
         ids = ids.dictionary_decode()
-    if ids.type in _VIEW_TYPES:  # Arrow's take has no kernel for views
-        ids = ids.cast(_VIEW_TYPES[ids.type])
+    if ids.type in VIEW_TYPES:
+        ids = ids.cast(VIEW_TYPES[ids.type])
     if pa.types.is_floating(ids.type):
         values = ids.to_numpy(zero_copy_only=False)
         plain = plain_float_ids(values, f"column {name!r} (qid)", lambda r: f"row {base + r}")

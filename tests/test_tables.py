@@ -233,3 +233,50 @@ def test_a_csv_file_with_only_a_header_has_no_queries(tmp_path, backend):
         fastndcg.ndcg_table(
             pa.table({"qid": pa.array([None]), "grade": [1], "score": [0.5]}), backend=backend
         )
+
+
+def _stream_table(table, **options):
+    from fastndcg.stream import StreamScorer
+
+    scorer = StreamScorer(**options)
+    return scorer.collect([scorer.feed(table), scorer.finish()])
+
+
+IRREGULAR_DICTIONARIES = {
+    # polars exports Categorical/Enum columns as dictionaries of string views
+    "string views": pa.DictionaryArray.from_arrays(
+        pa.array([0, 0, 1, 1, 1, 2], pa.int32()), pa.array(["a", "b", "c"], pa.string_view())
+    ),
+    "a value twice": pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 0, 2, 2, 2], pa.int32()), pa.array(["a", "a", "b"])
+    ),
+    "-0.0 and 0.0": pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 2, 2, 2, 2], pa.int32()), pa.array([0.0, -0.0, 1.5])
+    ),
+}
+
+
+@pytest.mark.parametrize("entry", [fastndcg.ndcg_table, _stream_table], ids=["table", "stream"])
+@pytest.mark.parametrize("kind", IRREGULAR_DICTIONARIES)
+def test_dictionary_ids_score_as_their_decoded_values(backend, entry, kind):
+    """Rows are grouped by id value, whatever the dictionary's codes or value type."""
+    ids = IRREGULAR_DICTIONARIES[kind]
+    decoded = ids.dictionary.cast(pa.large_string()) if kind == "string views" else ids.dictionary
+    grades, scores = [1, 0, 2, 0, 1, 3], [0.9, 0.1, 0.5, 0.3, 0.8, 0.2]
+    result = entry(pa.table({"qid": ids, "grade": grades, "score": scores}), backend=backend)
+    plain = pa.DictionaryArray.from_arrays(ids.indices, decoded).dictionary_decode()
+    expected = fastndcg.ndcg(grades, scores, qid=plain.to_numpy(zero_copy_only=False))
+    assert list(result.query_ids) == list(expected.query_ids)
+    np.testing.assert_array_equal(result.per_query, expected.per_query)
+
+
+@pytest.mark.parametrize("entry", [fastndcg.ndcg_table, _stream_table], ids=["table", "stream"])
+@pytest.mark.parametrize(
+    ("dictionary", "message"),
+    [(pa.array(["a", None]), "has a null at row 2"), (pa.array([1.0, np.nan]), "NaN at row 2")],
+)
+def test_a_dictionary_null_or_nan_id_is_named_by_its_row(backend, entry, dictionary, message):
+    ids = pa.DictionaryArray.from_arrays(pa.array([0, 0, 1, 1], pa.int32()), dictionary)
+    table = pa.table({"qid": ids, "grade": [1, 0, 0, 1], "score": [0.9, 0.1, 0.8, 0.2]})
+    with pytest.raises(ValueError, match=message):
+        entry(table, backend=backend)

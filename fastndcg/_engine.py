@@ -274,6 +274,9 @@ class Engine:
         extra: dict[str, Any] | None = None,
     ) -> NDCGResult:
         """Normalise DCG by IDCG, apply the zero-IDCG rule and aggregate per cutoff."""
+        # each cutoff's column contiguous, as the kernels give them: the sums below then add in
+        # the same order whichever path built the arrays
+        dcg, idcg = np.asfortranarray(dcg), np.asfortranarray(idcg)
         per_query = self.per_query(query_ids, dcg, idcg)
         w = query_weights(weights, dcg.shape[0])
         w = None if w is None else relative_weights(w)  # mean and ratio: only ratios matter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import sys
 import threading
@@ -49,8 +50,9 @@ def ndcg_parquet(
     Parameters
     ----------
     source : str, Path, list of paths, or pyarrow.dataset.Dataset
-        A Parquet file, a directory (every ``*.parquet`` below it, in sorted path order), a
-        list of files, or a dataset (in fragment order).
+        A Parquet file, a directory (every ``*.parquet`` below it, in sorted path order,
+        skipping names that start with ``_`` or ``.`` as ``pyarrow.dataset`` does), a list of
+        files (each once), or a dataset (in fragment order).
     qid, grade, score : str
         Column names; ``score=None`` means rows are already in ranked order.
     batch_rows : int, default=1048576
@@ -79,7 +81,7 @@ def ndcg_parquet(
         raise ValueError(f"batch_rows must be a positive int; got {batch_rows!r}")
     batch_rows = min(batch_rows, _LARGEST_BATCH)
     dataset = open_dataset(source)
-    columns = [c for c in (qid, grade, score) if c is not None]
+    columns = list(dict.fromkeys(c for c in (qid, grade, score) if c is not None))
     _check_columns(dataset, columns, source, streaming=group == "stream")
     if group == "memory":
         from fastndcg._tables import ndcg_table
@@ -120,12 +122,24 @@ def open_dataset(source: Any) -> ds.Dataset:
         paths = [str(p) for p in source]
         if not paths:
             raise ValueError("no Parquet files given: the list is empty")
+        seen: set[Path] = set()
+        for p in paths:
+            if Path(p).resolve() in seen:
+                raise ValueError(f"{p} is listed twice (its rows would count twice); list it once")
+            seen.add(Path(p).resolve())
     else:
         path = Path(source)
         if path.is_dir():  # Spark names directories *.parquet too
-            paths = sorted(str(p) for p in path.rglob("*.parquet") if p.is_file())
+            paths = sorted(
+                str(p)
+                for p in path.rglob("*.parquet")
+                if p.is_file() and not _hidden(p.relative_to(path))
+            )
             if not paths:
-                raise FileNotFoundError(f"no *.parquet files under {path}")
+                raise FileNotFoundError(
+                    f"no *.parquet files under {path} (names starting with _ or . are skipped, "
+                    "as pyarrow.dataset skips them)"
+                )
         elif path.exists():
             paths = [str(path)]
         else:
@@ -204,6 +218,15 @@ def _read_whole(dataset: ds.Dataset, columns: list[str]) -> pa.Table:
     return pa.concat_tables(pieces, promote_options="permissive")
 
 
+def _hidden(relative: Path) -> bool:
+    """Whether a file below a directory is skipped, as ``pyarrow.dataset``, Spark and Hive do.
+
+    Names starting with ``_`` or ``.`` hold job leftovers (``_temporary/``), metadata or
+    copies (``.ipynb_checkpoints/``), not the data.
+    """
+    return any(part.startswith(("_", ".")) for part in relative.parts)
+
+
 def describe(source: Any) -> str:
     """A short name for ``source`` in messages."""
     import pyarrow.dataset as ds
@@ -236,20 +259,22 @@ def prefetch(batches: Iterator[pa.RecordBatch], depth: int = _PREFETCH) -> Itera
     stop = threading.Event()
     done = object()
 
+    def offer(item: Any) -> bool:
+        """Put ``item`` in a slot unless the consumer has stopped; whether it went in."""
+        while not stop.is_set():
+            with contextlib.suppress(queue.Full):
+                slots.put(item, timeout=0.1)
+                return True
+        return False
+
     def produce() -> None:
         try:
             for batch in batches:
-                while not stop.is_set():
-                    try:
-                        slots.put(batch, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not offer(batch):
                     return
-            slots.put(done)
+            offer(done)
         except BaseException as exc:  # handed to the consumer, which re-raises it
-            slots.put(exc)
+            offer(exc)
 
     worker = threading.Thread(target=produce, name="fastndcg-reader", daemon=True)
     worker.start()

@@ -239,9 +239,13 @@ class StreamScorer:
         return self._concat(out)
 
     def _same_qid_type(self, ids: pa.Array, base: int) -> pa.Array:
-        """``ids`` in the first batch's query id type: integers are cast when they fit."""
+        """``ids`` in the first batch's query id type when both are integers, strings or bytes.
+
+        Integers are cast when they fit; strings and bytes of the other offset width (files
+        from different writers differ so) when their data fits.
+        """
         first = self._qid_type
-        if pa.types.is_integer(ids.type) and pa.types.is_integer(first):
+        if _id_kind(ids.type) is not None and _id_kind(ids.type) == _id_kind(first):
             try:
                 return ids.cast(first)
             except pa.ArrowInvalid:
@@ -284,6 +288,17 @@ class StreamScorer:
                 arrays.append(pa.array(values[:, j]))
                 names.append(f"{measure}{cutoff_label(k)}")
         return pa.record_batch(arrays, names=names)
+
+
+def _id_kind(kind: pa.DataType) -> str | None:
+    """The family of query-id types whose values cast to one another."""
+    if pa.types.is_integer(kind):
+        return "integer"
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "string"
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return "bytes"
+    return None
 
 
 def _plain_ids(ids: pa.Array, name: str, base: int) -> pa.Array:
@@ -370,7 +385,8 @@ def collect(results: Iterable[pa.RecordBatch], engine: Engine, ranked: bool = Fa
 
     Raises a ValueError when a query id occurs twice (the input was not grouped by query).
     """
-    batches = list(results)
+    # batches without rows carry nothing, and their query-id type may predate the stream's
+    batches = [batch for batch in results if batch.num_rows]
     table = pa.Table.from_batches(batches) if batches else None
     n_cut = len(engine.cutoffs)
     if table is None or table.num_rows == 0:

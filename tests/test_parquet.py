@@ -17,6 +17,7 @@ import pytest
 from conftest import BACKENDS, SHARED_DATA
 
 import fastndcg
+from fastndcg._parquet import GROUPINGS
 from fastndcg.synthetic import make_synthetic
 
 
@@ -51,6 +52,7 @@ def test_directory_with_queries_split_across_files(backend, dataset, batch_rows)
     got = fastndcg.ndcg_parquet(folder, batch_rows=batch_rows, backend=backend, **OPTS)
     np.testing.assert_array_equal(got.query_ids, expected[backend].query_ids)
     np.testing.assert_array_equal(got.per_query, expected[backend].per_query)
+    np.testing.assert_array_equal(got.mean, expected[backend].mean)  # summed in the same order
 
 
 def test_file_list_dataset_and_memory_grouping(dataset):
@@ -124,6 +126,17 @@ def test_files_whose_query_ids_differ_in_type(tmp_path):
         mixed / "part1.parquet",
     )
     assert list(fastndcg.ndcg_parquet(mixed).query_ids) == [1, 2, 3]
+    # strings and bytes of either offset width (pyarrow and polars write different ones)
+    for kind, other, ids in [
+        (pa.string(), pa.large_string(), ["a", "b"]),
+        (pa.large_binary(), pa.binary(), [b"a", b"b"]),
+    ]:
+        widths = tmp_path / f"widths-{kind}"
+        widths.mkdir()
+        for i, (t, q) in enumerate([(kind, ids[0]), (other, ids[1])]):
+            part = pa.table({"qid": pa.array([q, q], t), "grade": [1, 0], "score": [0.4, 0.1]})
+            pq.write_table(part, widths / f"part{i}.parquet")
+        assert list(fastndcg.ndcg_parquet(widths).query_ids) == ids
     pq.write_table(
         pa.table({"qid": ["x", "x"], "grade": [1, 0], "score": [0.4, 0.1]}),
         mixed / "part2.parquet",
@@ -322,3 +335,74 @@ def test_string_view_query_ids_stream(tmp_path, backend):
     pq.write_table(table, path)
     got = fastndcg.ndcg_parquet(path, backend=backend)
     assert list(got.query_ids) == ["a", "b"]
+
+
+def test_an_empty_first_file_before_string_ids(tmp_path, backend):
+    """Spark writes empty part files; one sorted first must not fix the result's id type."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    empty = pa.table(
+        {"qid": pa.array([], pa.string()), "grade": pa.array([], pa.int64()), "score": []}
+    )
+    pq.write_table(empty, folder / "part-00000.parquet")
+    data = pa.table(
+        {"qid": ["a", "a", "b", "b"], "grade": [1, 0, 0, 1], "score": [0.9, 0.1, 0.8, 0.2]}
+    )
+    pq.write_table(data, folder / "part-00001.parquet")
+    expected = fastndcg.ndcg_table(data, backend=backend)
+    for group in GROUPINGS:
+        got = fastndcg.ndcg_parquet(folder, group=group, backend=backend)
+        assert list(got.query_ids) == ["a", "b"]
+        np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_hidden_folders_and_repeated_files_are_not_read(tmp_path, dataset):
+    """Below a directory, names starting with _ or . are skipped, as pyarrow.dataset does."""
+    _, single, table, expected = dataset
+    folder = tmp_path / "job"
+    for stale in ("_temporary/0", ".ipynb_checkpoints"):
+        (folder / stale).mkdir(parents=True)
+        pq.write_table(table.slice(0, 500), folder / stale / "part-00000.parquet")
+    pq.write_table(table.slice(0, 10), folder / "_part-metadata.parquet")
+    pq.write_table(table, folder / "part-00000.parquet")
+    assert ds.dataset(folder).files == [str(folder / "part-00000.parquet")]
+    for group in GROUPINGS:
+        got = fastndcg.ndcg_parquet(folder, group=group, **OPTS)
+        np.testing.assert_array_equal(got.per_query, expected["auto"].per_query)
+    for listed in ([single, single], [single, single.parent / "." / single.name]):
+        with pytest.raises(ValueError, match=r"single.parquet is listed twice .*list it once"):
+            fastndcg.ndcg_parquet(listed, group="memory", **OPTS)
+    # the directory given may itself be named so; only the names below it count
+    np.testing.assert_array_equal(
+        fastndcg.ndcg_parquet(folder / "_temporary", **OPTS).per_query,
+        fastndcg.ndcg_table(table.slice(0, 500), **OPTS).per_query,
+    )
+    (folder / "part-00000.parquet").unlink()
+    (folder / "_part-metadata.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match=r"names starting with _ or \. are skipped"):
+        fastndcg.ndcg_parquet(folder, **OPTS)
+
+
+def test_one_column_in_two_roles(dataset, backend):
+    _, single, table, _ = dataset
+    options = dict(qid="qid", grade="label", score="label", k=[1, 10], backend=backend)
+    expected = fastndcg.ndcg_table(table, **options)
+    for group in GROUPINGS:
+        got = fastndcg.ndcg_parquet(single, group=group, **options)
+        np.testing.assert_array_equal(got.per_query, expected.per_query)
+
+
+def test_an_error_late_in_the_stream_stops_the_reader_at_once():
+    """The reader has put the last batches (the queue is full) when the consumer fails."""
+    import threading
+    import time
+
+    from fastndcg._parquet import prefetch
+
+    batches = prefetch(iter(range(3)), depth=2)
+    assert next(batches) == 0
+    time.sleep(0.3)  # the reader fills the queue and waits to put the end-of-stream mark
+    started = time.perf_counter()
+    batches.close()  # as when scoring a batch raises
+    assert time.perf_counter() - started < 1.0
+    assert not any(t.name == "fastndcg-reader" for t in threading.enumerate())

@@ -30,26 +30,49 @@ def as_arrow(data: Any) -> pa.Table | pa.RecordBatch:
         return data
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
+    if type(data).__module__.startswith("pyarrow") or _is_pandas_series(data):
+        raise TypeError(_not_a_table(data))
     if _is_pandas(data):
+        # named index levels are columns too (after df.set_index("qid")), unless a column
+        # has the same name
+        named = {str(name) for name in data.index.names if name is not None}
+        keep_index = bool(named) and not named & {str(c) for c in data.columns}
         try:
-            return pa.Table.from_pandas(data, preserve_index=False)
+            return pa.Table.from_pandas(data, preserve_index=keep_index)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise TypeError(
                 f"the DataFrame cannot be read as Arrow columns ({exc}); convert the columns "
                 "to plain numeric or string dtypes first, e.g. df[col].astype(float)"
             ) from exc
-    if hasattr(data, "__arrow_c_stream__"):
-        return pa.RecordBatchReader.from_stream(data).read_all()
-    if hasattr(data, "__arrow_c_array__"):
-        return pa.record_batch(data)
-    raise TypeError(
+    try:
+        if hasattr(data, "__arrow_c_stream__"):
+            return pa.RecordBatchReader.from_stream(data).read_all()
+        if hasattr(data, "__arrow_c_array__"):
+            return pa.record_batch(data)
+    except pa.ArrowInvalid as exc:  # a single column (e.g. a polars Series), not a table
+        raise TypeError(_not_a_table(data)) from exc
+    raise TypeError(_not_a_table(data))
+
+
+def _not_a_table(data: Any) -> str:
+    kind = type(data).__name__
+    if kind.endswith("Dataset"):
+        advice = "pass a dataset to fastndcg.ndcg_parquet, which reads it batch by batch"
+    else:
+        advice = "pass a table of named columns, or the arrays themselves to fastndcg.ndcg"
+    return (
         "expected a pyarrow Table, RecordBatch or RecordBatchReader, a pandas or polars "
-        f"DataFrame, or an object with the Arrow PyCapsule interface; got {type(data).__name__}"
+        f"DataFrame, or an object with the Arrow PyCapsule stream interface; got {kind}: "
+        f"{advice}"
     )
 
 
 def _is_pandas(data: Any) -> bool:
     return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
+
+
+def _is_pandas_series(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas" and not hasattr(data, "columns")
 
 
 def column(data: pa.Table | pa.RecordBatch, name: str, role: str) -> pa.ChunkedArray | pa.Array:

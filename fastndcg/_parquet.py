@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import numbers
 import queue
 import sys
 import threading
@@ -13,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from fastndcg._engine import split_options
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
-from fastndcg.stream import StreamScorer
+from fastndcg.stream import STREAM_DATA_OPTIONS, StreamScorer
 
 if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid on first use
     import pyarrow.dataset as ds
@@ -77,9 +79,13 @@ def ndcg_parquet(
     """
     if group not in GROUPINGS:
         raise ValueError(f"unknown group={group!r}; valid values are 'stream', 'memory'")
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+    if (
+        isinstance(batch_rows, bool)
+        or not isinstance(batch_rows, numbers.Integral)
+        or batch_rows < 1
+    ):
         raise ValueError(f"batch_rows must be a positive int; got {batch_rows!r}")
-    batch_rows = min(batch_rows, _LARGEST_BATCH)
+    batch_rows = min(int(batch_rows), _LARGEST_BATCH)
     dataset = open_dataset(source)
     columns = list(dict.fromkeys(c for c in (qid, grade, score) if c is not None))
     _check_columns(dataset, columns, source, streaming=group == "stream")
@@ -99,6 +105,9 @@ def ndcg_parquet(
             "weights= (one per query, in result order) needs group='memory': streaming "
             "scores the queries batch by batch; or weight the per-query values yourself"
         )
+    # named as the call the user made (preset and decimals were taken before this point)
+    where = "ndcg_parquet(..., group='stream')"
+    split_options(options, where, (*STREAM_DATA_OPTIONS, "preset", "decimals"))
     scorer = StreamScorer(qid=qid, grade=grade, score=score, **options)
     total = dataset.count_rows()
     results = []

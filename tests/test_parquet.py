@@ -96,6 +96,16 @@ def test_errors(tmp_path, dataset):
         fastndcg.ndcg_parquet(tmp_path)
     with pytest.raises(ValueError, match="batch_rows must be a positive int"):
         fastndcg.ndcg_parquet(single, batch_rows=0, **OPTS)
+    np.testing.assert_array_equal(  # any integer type
+        fastndcg.ndcg_parquet(single, batch_rows=np.int64(1000), **OPTS).per_query,
+        fastndcg.ndcg_parquet(single, **OPTS).per_query,
+    )
+    with pytest.raises(
+        TypeError,
+        match=r"ndcg_parquet\(\.\.\., group='stream'\) got unknown option\(s\) ideal_offsets; "
+        r"valid options: .*decimals.*ideal_qid.*preset",
+    ):
+        fastndcg.ndcg_parquet(single, ideal="global", ideal_offsets=[0, 1], **OPTS)
     with pytest.raises(ValueError, match="unknown group='disk'"):
         fastndcg.ndcg_parquet(single, group="disk", **OPTS)
     text = tmp_path / "predictions.csv"

@@ -280,3 +280,35 @@ def test_a_dictionary_null_or_nan_id_is_named_by_its_row(backend, entry, diction
     table = pa.table({"qid": ids, "grade": [1, 0, 0, 1], "score": [0.9, 0.1, 0.8, 0.2]})
     with pytest.raises(ValueError, match=message):
         entry(table, backend=backend)
+
+
+@pytest.mark.parametrize(
+    ("data", "advice"),
+    [
+        (pd.Series([1, 2]), "pass a table of named columns, or the arrays themselves"),
+        (pa.array([1, 2]), "pass a table of named columns, or the arrays themselves"),
+        (pa.chunked_array([[1, 2]]), "pass a table of named columns, or the arrays themselves"),
+        (pa.table({"qid": [1]}), None),
+    ],
+)
+def test_a_column_or_a_dataset_is_not_a_table(data, advice):
+    import pyarrow.dataset as ds
+
+    if advice is None:  # a dataset: ndcg_parquet reads those
+        data, advice = ds.dataset(data), "pass a dataset to fastndcg.ndcg_parquet"
+    with pytest.raises(TypeError, match=rf"got {type(data).__name__}: {advice}"):
+        fastndcg.ndcg_table(data)
+
+
+def test_a_named_pandas_index_is_a_column(backend):
+    frame = pd.DataFrame(
+        {"qid": [1, 1, 2, 2], "grade": [2, 0, 0, 1], "score": [0.9, 0.1, 0.8, 0.7]}
+    )
+    expected = fastndcg.ndcg_table(frame, backend=backend)
+    for indexed in (frame.set_index("qid"), frame.set_index(["qid", "grade"])):
+        got = fastndcg.ndcg_table(indexed, backend=backend)
+        np.testing.assert_array_equal(got.query_ids, expected.query_ids)
+        np.testing.assert_array_equal(got.per_query, expected.per_query)
+    # a column of the same name wins over the index
+    clash = frame.set_index(pd.Index([7, 7, 7, 7], name="qid"))
+    np.testing.assert_array_equal(fastndcg.ndcg_table(clash).query_ids, expected.query_ids)

@@ -10,6 +10,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -41,16 +42,19 @@ def parse_k(text: str) -> list[int | None]:
                 f"-k has an empty cutoff in {text!r}; give comma-separated positive ints, and "
                 "'all' for the whole list"
             )
-        if part in ("all", "none"):
-            cutoffs.append(None)
-            continue
-        try:
-            cutoff = int(part)
-        except ValueError:
-            cutoff = 0
-        if cutoff < 1:
+        cutoff: int | None = None
+        if part not in ("all", "none"):
+            try:
+                cutoff = int(part)
+            except ValueError:
+                cutoff = 0
+            if cutoff < 1:
+                raise argparse.ArgumentTypeError(
+                    f"-k takes comma-separated positive ints (or 'all'); got {text!r}"
+                )
+        if cutoff in cutoffs:
             raise argparse.ArgumentTypeError(
-                f"-k takes comma-separated positive ints (or 'all'); got {text!r}"
+                f"-k lists the cutoff {part} more than once in {text!r}; give each cutoff once"
             )
         cutoffs.append(cutoff)
     return cutoffs
@@ -184,7 +188,8 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         "--max-grade",
         type=float,
         default=None,
-        help="grade of every slot for --ideal max (default: the largest grade in the data)",
+        help="grade of every slot for --ideal max (default: the largest grade in the data; "
+        "required for Parquet streamed with --group stream, the default, or with --engine)",
     )
     score.add_argument(
         "--ties", choices=(*TIES, "docid_desc"), default="average", help="order of tied scores"
@@ -336,11 +341,28 @@ _FLAGS = {
     for dest, name in {
         **_ENGINE_OPTIONS,
         **_RUN_OPTIONS,
-        **{dest: dest for dest in (*_PREDICTION_FLAGS, "colocated", "cluster")},
+        **{dest: dest for dest in (*_PREDICTION_FLAGS, "colocated", "cluster", "preset")},
     }.items()
 }
+# Python values the command spells otherwise (another None is the option left out)
+_SPELLED = {("k", "None"): "all", ("score", "None"): "''"}
 # name=value, name='value' or a bare name= (not inside a path such as a hive directory's k=1)
-_KEYWORD = re.compile(r"(?<![\w/.=-])([a-z][a-z_]*)=('[^']*'|[\w.+-]+)?")
+# with the values listed after it (", 'zero' or 'one'"); or a bare name (not inside a path, a
+# quoted value or a call) with the quoted value that may follow it
+_NAMES = re.compile(
+    r"(?<![\w/.=-])([a-z][a-z_]*)=('[^']*'|[\w.+-]+)?((?:,? (?:or )?'[^']*')*)"
+    r"|(?<![\w/.=@'(-])([a-z][a-z_]*)(?![\w/=@'(-]|\.\w)( '[^']*')?"
+)
+# where a bare name that is also a word (seed, ties, grade...) is the option: at the start of
+# a clause, before "must" or its value ("seed must be ...", "preset 'x' orders ...")
+_SUBJECT = re.compile(r"(?:^|[:.] )$")
+# the library's fix for a column held in hive directory names, which the command cannot follow
+_HIVE = re.compile(r"(?P<name>'[^']*') names directories of the files \(hive partitioning\).*$")
+# the library's advice that names Python calls -> the command's way
+_ADVICE = {
+    GROUP_IN_MEMORY: "group it in memory (--group memory)",
+    "with fastndcg.ndcg_run": "with --qrels and --run",
+}
 _RUNS = "TREC runs (--qrels/--run)"
 _FILES = "prediction files"
 
@@ -349,21 +371,57 @@ def command_wording(message: str) -> str:
     """The library's ``name='value'`` in ``message`` as the command's ``--name value``.
 
     Only the names of the command's options change (``k=None`` reads ``-k all``); a flag
-    given alone stands for ``True``. The advice to group rows in memory names ``--group``.
+    given alone stands for ``True``, and the values listed after it lose their quotes. A bare
+    name changes too: always when it is not a word (``n_threads``, ``k``), otherwise as the
+    subject of a clause (``seed must be``), whose ``or None`` then goes (the option left out).
+    Advice that names a Python call (grouping rows in memory, scoring a TREC run) names the
+    flags instead; a column held in hive directory names gets advice the command can follow.
     """
+    hive = _HIVE.search(message)
+    advice = ""
+    if hive is not None:
+        name = hive["name"]
+        message = message[: hive.start()]
+        advice = (
+            f"{name} names directories of the files (hive partitioning), which the command "
+            f"does not read: write {name} into the files as a column, or score them from "
+            "Python with fastndcg.ndcg_parquet(pyarrow.dataset.dataset(path, "
+            "partitioning='hive'), group='memory')"
+        )
+    for python, command in _ADVICE.items():
+        message = message.replace(python, command)
+    return "; ".join(_clause_wording(clause) for clause in message.split("; ")) + advice
+
+
+def _clause_wording(clause: str) -> str:
+    """One clause of a message (up to a semicolon) with the command's flags."""
+    subject: list[str] = []  # the clause's bare subject, if a flag
 
     def as_flag(match: re.Match[str]) -> str:
-        name, value = match.groups()
+        keyword, value, listed, bare, quoted = match.groups()
+        name = keyword or bare
         flag = _FLAGS.get(name)
         if flag is None:
             return match.group(0)
+        if bare is not None:
+            first = _SUBJECT.search(clause[: match.start()]) is not None
+            word = "_" not in name and len(name) > 1
+            if word and not (first and (quoted or clause.startswith(" must ", match.end()))):
+                return match.group(0)
+            if first:
+                subject.append(name)
+            return flag + (quoted or "").replace("'", "")
         if value is None or value == "True":
             return flag
-        value = value.strip("'")
-        return f"{flag} {'all' if (name, value) == ('k', 'None') else value}"
+        plain = value.strip("'")
+        listed = re.sub(r"'([^']*)'", lambda v: _SPELLED.get((name, v[1]), v[1]), listed)
+        return f"{flag} {_SPELLED.get((name, plain), plain)}{listed}"
 
-    message = message.replace(GROUP_IN_MEMORY, "group it in memory (--group memory)")
-    return _KEYWORD.sub(as_flag, message)
+    worded = _NAMES.sub(as_flag, clause)
+    if subject:
+        none = _SPELLED.get((subject[0], "None"))
+        worded = re.sub(r" or None\b", f" or {none}" if none else "", worded, count=1)
+    return worded
 
 
 def _check_inputs(args: argparse.Namespace, given: set[str]) -> None:
@@ -590,10 +648,16 @@ def _summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dic
     return rows
 
 
+def _finite(value: Any) -> Any:
+    """``value``, or None for a float that is not finite."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def format_rows(rows: list[dict[str, Any]], fmt: str, digits: int = 4) -> str:
     """Summary rows as an aligned table, JSON or CSV."""
-    if fmt == "json":
-        return json.dumps(rows if len(rows) != 1 else rows[0], indent=2)
+    if fmt == "json":  # JSON has no NaN (every query skipped, no query) or infinity: null
+        rows = [{key: _finite(value) for key, value in row.items()} for row in rows]
+        return json.dumps(rows if len(rows) != 1 else rows[0], indent=2, allow_nan=False)
     columns = list(dict.fromkeys(key for row in rows for key in row))
     if fmt == "csv":
         out = io.StringIO()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -129,7 +130,7 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
         (["score", PREDICTIONS], "column 'grade' not found"),
         (
             ["score", PREDICTIONS, "--grade", "label", "--ties", "random", "--seed", "-1"],
-            "seed must be a non-negative int",
+            "--seed must be a non-negative int; got -1",  # no "or None": the flag left out
         ),
         (
             ["score", "--run", TREC / "results.test"],
@@ -241,7 +242,25 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
         ),
         (
             ["score", PREDICTIONS, "--grade", "label", "--zero-idcg", "error"],
-            "and --zero-idcg error; pass --zero-idcg skip, 'zero' or 'one' to score such",
+            "and --zero-idcg error; pass --zero-idcg skip, zero or one to score such",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--batch-rows", "0"],
+            "--batch-rows must be a positive int; got 0",
+        ),
+        (["score", PREDICTIONS, "--grade", "label", "--threads", "0"], ": --threads must be "),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--ideal", "max", "--max-grade", "inf"],
+            "--max-grade must be finite; got inf",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "-k", "1,all,5,all"],
+            "-k lists the cutoff all more than once in '1,all,5,all'; give each cutoff once",
+        ),
+        (
+            ["score", PREDICTIONS, "--grade", "label", "--preset", "trec_eval"],
+            "--preset trec_eval orders tied scores by document id (--ties docid_desc), which needs "
+            "document ids: score a TREC run with --qrels and --run, or pass --ties explicitly",
         ),
     ],
 )
@@ -321,6 +340,43 @@ def test_an_error_in_the_qrels_names_its_file_and_line(tmp_path):
         ("pass zero_idcg='skip' or k=None", "pass --zero-idcg skip or -k all"),
         ("judged_only=True; max_docs=5; seed= only", "--judged-only; --max-docs 5; --seed only"),
         ("pass n_threads=2, group='memory'", "pass --threads 2, --group memory"),
+        # the values listed after a flag, bare names that are not words, and a clause's subject
+        ("pass zero_idcg='skip', 'zero' or 'one' to", "pass --zero-idcg skip, zero or one to"),
+        (
+            "x: batch_rows must be > 0; pass a smaller k",
+            "x: --batch-rows must be > 0; pass a smaller -k",
+        ),
+        ("seed must be an int or None; got -1", "--seed must be an int; got -1"),
+        ("k must be an int, or None (whole list)", "-k must be an int, or all (whole list)"),
+        (
+            "score=None means ranked rows; pass n_threads or None",
+            "--score '' means ranked rows; pass --threads or None",
+        ),
+        (
+            "preset 'x' orders ties: use fastndcg.ndcg_run",
+            "--preset x orders ties: use fastndcg.ndcg_run",
+        ),
+        (
+            "pass ties=, e.g. score a TREC run with fastndcg.ndcg_run",
+            "pass --ties, e.g. score a TREC run with --qrels and --run",
+        ),
+        # the same words in another sense: a column, its role, English, a call, a path
+        (
+            "column 'grade' (grade) has a null; grade, score must be numeric",
+            "column 'grade' (grade) has a null; grade, score must be numeric",
+        ),
+        (
+            "the run needs columns qid, score; score is missing",
+            "the run needs columns qid, score; score is missing",
+        ),
+        (
+            "it has columns: seed, ties. give every batch the same qid type",
+            "it has columns: seed, ties. give every batch the same qid type",
+        ),
+        (
+            "ndcg@k of top-k: result.mean_at(k); /data/max_docs/x",
+            "ndcg@k of top-k: result.mean_at(k); /data/max_docs/x",
+        ),
         # not options of the command, or inside a path or a quoted value: unchanged
         ("validate='exact', ideal_grades=", "validate='exact', ideal_grades="),
         ("no such file: /data/k=1/gain=2.parquet", "no such file: /data/k=1/gain=2.parquet"),
@@ -331,6 +387,85 @@ def test_command_wording(message, worded):
     from fastndcg.cli import command_wording
 
     assert command_wording(message) == worded
+
+
+def test_hive_partitioned_query_ids_get_advice_the_command_can_follow(tmp_path):
+    """The library's fix (a pyarrow dataset as the source) is Python: the command says it cannot
+    read a query id held in directory names, and how to go on."""
+    table = pa.table({"qid": [1, 1, 2, 2], "grade": [1, 0, 0, 1], "score": [0.9, 0.1, 0.8, 0.2]})
+    pq.write_to_dataset(table, tmp_path / "hive", partition_cols=["qid"])
+    for group in ("stream", "memory"):
+        run = cli("score", tmp_path / "hive", "--group", group, check=False)
+        assert run.returncode == 2
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("fastndcg: error: column 'qid' not found")
+        assert lines[0].endswith(
+            "'qid' names directories of the files (hive partitioning), which the command does "
+            "not read: write 'qid' into the files as a column, or score them from Python with "
+            "fastndcg.ndcg_parquet(pyarrow.dataset.dataset(path, partitioning='hive'), "
+            "group='memory')"
+        )
+        assert "as the source" not in lines[0] and "--group memory" not in lines[0]
+
+
+def _strict_json(text):
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_output_is_json_when_no_query_counts(tmp_path):
+    """A mean over no query (every query skipped, or no query at all) is null, not NaN."""
+    skipped = tmp_path / "skipped.parquet"
+    pq.write_table(
+        pa.table({"qid": [1, 1, 2], "grade": [0, 0, 0], "score": [0.1, 0.2, 0.3]}), skipped
+    )
+    empty = tmp_path / "empty.csv"
+    empty.write_text("qid,grade,score\n")
+    for path, table in ((skipped, pq.read_table(skipped)), (empty, pacsv.read_csv(empty))):
+        expected = fastndcg.ndcg_table(table, k=[1, None])
+        assert all(math.isnan(mean) for mean in expected.mean)  # no query counts
+        row = _strict_json(cli("score", path, "-k", "1,all", "--format", "json").stdout)
+        assert row == {
+            "source": str(path),
+            "queries": expected.n_queries,
+            "ndcg@1": None,
+            "ndcg": None,
+            "skipped": int(expected.n_skipped.max()) if expected.n_skipped.size else 0,
+        }
+    rows = _strict_json(
+        cli(
+            "score",
+            skipped,
+            "--compare-presets",
+            "sklearn,torchmetrics",
+            "--zero-idcg",
+            "skip",
+            "--format",
+            "json",
+        ).stdout
+    )
+    assert [row["definition"] for row in rows] == ["sklearn", "torchmetrics"]
+    assert all(row["mean"] is None and row["max_diff"] is None for row in rows)
+
+
+def test_max_grade_help_says_when_it_is_required(tmp_path):
+    """The default (the largest grade in the data) holds in memory; streaming needs the flag."""
+    text = " ".join(cli("score", "--help").stdout.split())
+    assert (
+        "grade of every slot for --ideal max (default: the largest grade in the data; required "
+        "for Parquet streamed with --group stream, the default, or with --engine) --ties"
+    ) in text
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"qid": [1, 1, 2], "grade": [2, 0, 1], "score": [0.1, 0.2, 0.3]}), path)
+    run = cli("score", path, "--ideal", "max", check=False)
+    assert run.returncode == 2 and "--ideal max needs --max-grade when streaming" in run.stderr
+    expected = fastndcg.ndcg_parquet(path, ideal="max", group="memory")
+    out = _strict_json(
+        cli("score", path, "--ideal", "max", "--group", "memory", "--format", "json").stdout
+    )
+    assert out["ndcg"] == pytest.approx(float(expected), rel=1e-12)
 
 
 def test_an_empty_csv_file_is_named(tmp_path):

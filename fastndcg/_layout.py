@@ -8,11 +8,13 @@ ending at the number of rows) over flat ``grades`` and ``scores``. Query ``q`` o
 dtype policy: grades stay in their own dtype when it is one the kernels read directly (float64,
 float32, int64, int32, int16, int8, uint8; bool is viewed as uint8), scores when float64 or
 float32; anything else is converted once here. Offsets are int64. Arrays that need no conversion
-are not copied, and nothing the caller passed is ever written to.
+are not copied, and nothing the caller passed is ever written to. A CPU torch tensor is read in
+place as well (detached when it requires grad); a bfloat16 one is widened to float32.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -111,10 +113,32 @@ def reject_table(values: Any, name: str) -> None:
         )
 
 
+def from_torch(values: Any, name: str) -> Any:
+    """A torch tensor as NumPy can read it; any other value unchanged (torch is not imported).
+
+    NDCG has no gradient and never writes to its inputs, so a tensor that requires grad is
+    detached (a view, not a copy), and bfloat16, which NumPy lacks, is widened to float32
+    (exactly). A tensor outside CPU memory is an error naming ``name`` and the fix.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(values, torch.Tensor):
+        return values
+    if values.device.type != "cpu":
+        raise TypeError(
+            f"{name} is a torch tensor on {values.device}, which NumPy cannot read; "
+            f"pass {name}.cpu()"
+        )
+    values = values.detach()
+    return values.float() if values.dtype == torch.bfloat16 else values
+
+
 def as_array(values: Any, name: str) -> np.ndarray:
-    """``np.asarray(values)``; lists of different lengths are an error naming the fix."""
+    """``np.asarray(values)``; lists of different lengths are an error naming the fix.
+
+    Torch tensors are read as :func:`from_torch` says.
+    """
     try:
-        return np.asarray(values)
+        return np.asarray(from_torch(values, name))
     except ValueError as exc:
         if "inhomogeneous" not in str(exc):
             raise
@@ -380,7 +404,7 @@ def dense_mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray:
     """The padding ``mask`` of dense input as a boolean array of ``shape`` (True = keep)."""
     if isinstance(mask, np.ma.MaskedArray):
         raise TypeError("mask must be a plain array, not a numpy masked array")
-    keep = np.asarray(mask)
+    keep = np.asarray(from_torch(mask, "mask"))
     if keep.shape != shape:
         raise ValueError(
             f"mask must have the same shape as grades: grades {shape}, mask {keep.shape}"
@@ -394,7 +418,7 @@ def dense_mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
     """Check that ``offsets`` is a valid CSR index over ``n_rows`` rows; return it as int64."""
-    offs = np.asarray(offsets)
+    offs = np.asarray(from_torch(offsets, name))
     if offs.ndim != 1 or offs.size == 0:
         raise ValueError(
             f"{name} must be a 1-D array of n_queries + 1 row positions; got shape {offs.shape}"
@@ -476,7 +500,7 @@ def group_codes(codes: np.ndarray, uniques: Any) -> tuple[np.ndarray, Any, np.nd
 
 
 def _query_id_vector(qid: Any, name: str) -> np.ndarray:
-    ids = np.asarray(qid)
+    ids = np.asarray(from_torch(qid, name))
     if ids.dtype.kind in "US" and isinstance(qid, (list, tuple)):
         _require_one_id_type(qid, str if ids.dtype.kind == "U" else bytes, name)
     if ids.ndim != 1:

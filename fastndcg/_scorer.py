@@ -18,7 +18,7 @@ import numpy as np
 from fastndcg._api import DiscountSpec, GainSpec, ndcg
 from fastndcg._backends import kernel_inputs
 from fastndcg._engine import Engine
-from fastndcg._layout import build_layout
+from fastndcg._layout import build_layout, from_torch
 from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, readonly, scan_chunk, views
 
 _CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
@@ -112,10 +112,11 @@ class Scorer:
     def __call__(self, grades: Any, scores: Any) -> float | np.ndarray:
         """NDCG of one ranked list: a float for one cutoff, an array over the cutoffs otherwise.
 
-        A list with no relevant item (IDCG = 0) scores as ``zero_idcg`` says: NaN for "skip".
+        A list with no relevant item (IDCG = 0), an empty one too, scores as ``zero_idcg``
+        says: NaN for "skip". CPU torch tensors are read as in :func:`fastndcg.ndcg`.
         """
-        g = grades if type(grades) is np.ndarray else np.asarray(grades)
-        s = scores if type(scores) is np.ndarray else np.asarray(scores)
+        g = grades if type(grades) is np.ndarray else np.asarray(from_torch(grades, "grades"))
+        s = scores if type(scores) is np.ndarray else np.asarray(from_torch(scores, "scores"))
         kernels = self._kernels
         if (
             kernels is None

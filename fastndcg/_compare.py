@@ -8,6 +8,7 @@ and which settings differ.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,9 +45,9 @@ class Comparison:
         difference), ``max_diff`` (largest absolute difference where both have a value),
         ``worst_query`` (where it occurs; when no difference exceeds ``tolerance``, the first
         query with a value in one of the two results only) and ``settings`` (the settings that
-        differ from the
-        first definition's, which is marked ``"(baseline)"``). ``differ``, ``max_diff`` and
-        ``worst_query`` are None where the first definition lacks that cutoff.
+        differ from the first definition's, its cutoffs ``k`` included; the first definition is
+        marked ``"(baseline)"``). ``differ``, ``max_diff`` and ``worst_query`` are None where the
+        first definition lacks that cutoff.
     tolerance : float
         Values closer than this count as equal.
     errors : dict of str to str
@@ -153,7 +154,9 @@ def compare_definitions(
     """
     if not definitions:
         raise ValueError("definitions is empty; give preset names and/or dicts of options")
-    if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
+        raise TypeError(f"tolerance must be a number >= 0; got {tolerance!r}")
+    if not tolerance >= 0:
         raise ValueError(f"tolerance must be a number >= 0; got {tolerance!r}")
     entry = _entry_point(using)
     if using == "ndcg_run" and len(inputs) == 2:
@@ -240,7 +243,9 @@ def _summary(outcomes: dict[str, NDCGResult | str], tolerance: float) -> list[di
         pos = _positions(result.query_ids, first.query_ids)
         only_first = np.ones(first.n_queries, dtype=bool)
         only_first[pos[pos >= 0]] = False
-        settings = "(baseline)" if result is first else _differing(first.options, result.options)
+        settings = (
+            "(baseline)" if result is first else _differing(_settings(first), _settings(result))
+        )
         for j, k in enumerate(result.k):
             row: dict[str, Any] = {
                 "definition": label,
@@ -292,6 +297,11 @@ def _differences(
     else:
         worst = None
     return {"differ": differ, "max_diff": max_diff, "worst_query": worst}
+
+
+def _settings(result: NDCGResult) -> dict[str, Any]:
+    """The settings of a result that are compared: its cutoffs, then its options."""
+    return {"k": result.k[0] if len(result.k) == 1 else list(result.k), **result.options}
 
 
 def _differing(base: Mapping[str, Any], other: Mapping[str, Any]) -> str:

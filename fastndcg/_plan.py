@@ -247,21 +247,28 @@ def _check_table_grades(
             f"a gain table maps integer grades to gains, but {name} has {values[row]:g} at "
             f"{where(row)}; round the grades or pass a callable gain"
         )
+    holes = np.isnan(table)  # grades a gain dict lacks (a gain sequence has none)
     if stats.low < 0 or stats.high >= table.size:
         row = int(np.argmax((values < 0) | (values >= table.size)))
+        if holes.any():
+            raise _unmapped_error(name, values[row], where(row))
+        # a dict of the grades 0..n-1 is held as the same table as a sequence of n gains
         raise ValueError(
-            f"{name} has {values[row]:g} at {where(row)}, outside the gain table (grades "
-            f"0..{table.size - 1}); extend the table or fix the grade"
+            f"{name} has {values[row]:g} at {where(row)}, outside the gain table or dict "
+            f"(grades 0..{table.size - 1}); add a gain for that grade or fix the grade"
         )
-    holes = np.isnan(table)
     if holes.any():
         missing = holes[values.astype(np.int64)]
         if missing.any():
             row = int(np.argmax(missing))
-            raise ValueError(
-                f"{name} has {values[row]:g} at {where(row)}, which the gain dict does not map; "
-                "add that grade to the dict"
-            )
+            raise _unmapped_error(name, values[row], where(row))
+
+
+def _unmapped_error(name: str, grade: float, where: str) -> ValueError:
+    return ValueError(
+        f"{name} has {grade:g} at {where}, which the gain dict does not map; add that grade to "
+        "the dict"
+    )
 
 
 def _gain_values(gain: Gain, grades: np.ndarray, name: str, where=None) -> np.ndarray:
@@ -284,10 +291,7 @@ def _gain_values(gain: Gain, grades: np.ndarray, name: str, where=None) -> np.nd
         unmapped = gain.keys[pos] != grades
         if unmapped.any():
             row = int(np.argmax(unmapped))
-            raise ValueError(
-                f"{name} has {grades[row]:g} at {at(row)}, which the gain dict does not map; "
-                "add that grade to the dict"
-            )
+            raise _unmapped_error(name, grades[row], at(row))
         return gain.values[pos]
     assert gain.func is not None
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,8 +70,21 @@ class NDCGResult:
         return float(self.mean[0])
 
     def mean_at(self, k: int | None) -> float:
-        """Aggregate NDCG at cutoff ``k`` (one of ``self.k``)."""
-        if isinstance(k, bool) or k not in self.k:  # True == 1, but it is no cutoff
+        """Aggregate NDCG at cutoff ``k`` (one of ``self.k``).
+
+        Raises
+        ------
+        TypeError
+            If ``k`` is not an int or None (as :func:`fastndcg.ndcg` refuses it).
+        KeyError
+            If ``k`` was not computed.
+        """
+        if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
+            raise TypeError(
+                f"k must be an int or None (whole list), one of the computed cutoffs {self.k}; "
+                f"got {k!r}"
+            )
+        if k not in self.k:
             raise KeyError(f"k={k!r} was not computed; computed cutoffs are {self.k}")
         return float(self.mean[self.k.index(k)])
 

@@ -49,12 +49,22 @@ def call(**overrides):
         (
             dict(grades=[1.0, 7.0, 0.0, 2.0, 1.0], gain=[0, 1, 3]),
             ValueError,
-            r"7 at row 1.*outside the gain table \(grades 0..2\)",
+            r"7 at row 1.*outside the gain table or dict \(grades 0..2\)",
         ),
-        (
+        (  # held as the table [0, 1, 3], which a sequence gives too
             dict(grades=[1.0, 5.0, 0.0, 2.0, 1.0], gain={0: 0, 1: 1, 2: 3}),
             ValueError,
-            "outside the gain table",
+            r"5 at row 1.*outside the gain table or dict \(grades 0..2\); add a gain for that",
+        ),
+        (  # beyond the largest key of a dict with gaps: the dict is named, as within its range
+            dict(grades=[1, 4, 0, 3, 1], gain={0: 0, 1: 1, 3: 5}),
+            ValueError,
+            r"4 at row 1 \(query 0\), which the gain dict does not map; add that grade to the",
+        ),
+        (
+            dict(grades=[1, -1, 0, 3, 1], gain={0: 0, 1: 1, 3: 5}),
+            ValueError,
+            r"-1 at row 1 \(query 0\), which the gain dict does not map",
         ),
         (
             dict(grades=[1.0, 0.5, 0.0, 2.0, 1.0], gain={0: 0, 1: 1, 2: 3, 0.25: 9}),
@@ -614,6 +624,36 @@ def test_float_of_multi_cutoff_result_explains():
         float(result)
     with pytest.raises(KeyError, match="computed cutoffs are"):
         result.mean_at(10)
+
+
+@pytest.mark.parametrize("k", [3.0, True, np.bool_(True), "3"])
+def test_mean_at_refuses_what_ndcg_refuses_as_k(k):
+    result = fastndcg.ndcg(G, S, k=[1, 3])
+    with pytest.raises(TypeError, match="k must be an int"):
+        fastndcg.ndcg(G, S, k=k)
+    with pytest.raises(
+        TypeError,
+        match=rf"k must be an int or None \(whole list\), one of the computed cutoffs "
+        rf"\(1, 3\); got {k!r}",
+    ):
+        result.mean_at(k)
+    assert result.mean_at(np.int64(3)) == result.mean_at(3) == result.mean[1]
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "exc"),
+    [
+        (True, TypeError),
+        (False, TypeError),
+        ("0", TypeError),
+        (None, TypeError),
+        (-1e-9, ValueError),
+        (float("nan"), ValueError),
+    ],
+)
+def test_compare_definitions_refuses_a_tolerance_that_is_no_number(tolerance, exc):
+    with pytest.raises(exc, match=rf"tolerance must be a number >= 0; got {tolerance!r}"):
+        fastndcg.compare_definitions(G, S, definitions=["sklearn", "lightgbm"], tolerance=tolerance)
 
 
 def _frozen(values):

@@ -27,10 +27,10 @@ def test_shapes_and_fields(result):
     assert list(result.n_skipped) == [1, 1]
     np.testing.assert_allclose(result.mean, np.nanmean(result.per_query, axis=0), rtol=1e-15)
     assert result.mean_at(None) == result.mean[1] and result.mean_at(1) == result.mean[0]
-    with pytest.raises(
-        KeyError, match=r"k=True was not computed; computed cutoffs are \(1, None\)"
-    ):
-        result.mean_at(True)
+    with pytest.raises(KeyError, match=r"k=3 was not computed; computed cutoffs are \(1, None\)"):
+        result.mean_at(3)
+    with pytest.raises(TypeError, match=r"k must be an int or None .*; got True"):
+        result.mean_at(True)  # True == 1, but it is no cutoff
 
 
 def test_to_arrow_and_pandas(result):
@@ -72,3 +72,31 @@ def test_options_record_the_drawn_seed_and_weights(backend):
 def test_float_with_one_cutoff(backend):
     result = fastndcg.ndcg([1.0, 0.0], [0.1, 0.2], k=2, backend=backend)
     assert float(result) == pytest.approx(1 / np.log2(3), rel=1e-15)
+
+
+def test_a_comparison_lists_a_differing_cutoff_among_the_settings(backend):
+    grades = [3, 2, 0, 1, 0, 2, 1, 0]
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5, 0.9, 0.9, 0.1]
+    qid = [0, 0, 0, 0, 1, 1, 1, 1]
+    definitions = {
+        "base": {"k": 3},
+        "deeper": {"k": 5},
+        "stable": {"k": 3, "ties": "stable"},
+        "both": {"k": [3, 5], "ties": "stable"},
+        "all": {"k": None},
+    }
+    comparison = fastndcg.compare_definitions(
+        grades, scores, qid=qid, definitions=definitions, backend=backend
+    )
+    settings = {row["definition"]: row["settings"] for row in comparison.rows}
+    assert settings == {
+        "base": "(baseline)",
+        "deeper": "k=5",
+        "stable": "ties=stable",
+        "both": "k=[3, 5], ties=stable",
+        "all": "k=None",
+    }
+    for label, options in definitions.items():
+        expected = fastndcg.ndcg(grades, scores, qid=qid, backend=backend, **options)
+        means = [row["mean"] for row in comparison.rows if row["definition"] == label]
+        assert means == list(expected.mean)

@@ -95,8 +95,9 @@ def ndcg(
     ties : {"average", "stable", "pessimistic", "optimistic", "random"}, default="average"
         Order of items with equal scores. ``"average"``: the expected DCG over every order of
         the tied items (each item of a tie group gets the group's mean gain), independent of
-        row order; ``"stable"``: input order; ``"pessimistic"`` / ``"optimistic"``: lower /
-        higher gain first; ``"random"``: a uniformly random order drawn from ``seed``.
+        row order up to rounding in the last bits; ``"stable"``: input order;
+        ``"pessimistic"`` / ``"optimistic"``: lower / higher gain first; ``"random"``: a
+        uniformly random order drawn from ``seed``.
     seed : int, optional
         Seed for ``ties="random"`` (reproducible); None draws a fresh one.
     zero_idcg : {"skip", "zero", "one", "error"}, default="skip"

@@ -2,7 +2,8 @@
 
 A numeric column without nulls held in one chunk becomes a read-only NumPy view of the Arrow
 buffer; only multi-chunk columns (concatenated), booleans (bit-packed in Arrow) and
-non-numeric query ids (dictionary-encoded) are copied, once.
+non-numeric query ids (dictionary-encoded) are copied, once. The layout then converts, once, a
+column whose type the kernels do not read (see :mod:`fastndcg._layout`).
 """
 
 from __future__ import annotations

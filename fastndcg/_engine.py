@@ -18,7 +18,7 @@ import numpy as np
 
 from fastndcg._backends import resolve_backend, run_plan, thread_limit
 from fastndcg._codes import TIE_KEY
-from fastndcg._layout import Judgments, Layout, align_ideal, check_scores
+from fastndcg._layout import Judgments, Layout, align_ideal, check_scores, from_torch
 from fastndcg._options import (
     AGGREGATES,
     IDEALS,
@@ -315,7 +315,7 @@ def query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
             f"weights must hold one number per query (in result order); got the string "
             f"{weights!r}: a column of per-row weights is not taken"
         )
-    w = np.asarray(weights)
+    w = np.asarray(from_torch(weights, "weights"))
     if w.dtype.kind not in "biuf":
         raise TypeError(f"weights must be numeric; got dtype {w.dtype}")
     w = w.astype(np.float64)

@@ -57,6 +57,8 @@ class Layout:
         checks them as it reads them, and :func:`check_scores` then names the first one.
     where : callable
         Words an input row for error messages.
+    names : tuple of str
+        How error messages name the grades and the scores (a table's column names).
     """
 
     offsets: np.ndarray
@@ -67,6 +69,7 @@ class Layout:
     row_order: np.ndarray | None = None
     scores_checked: bool = True
     where: Callable[[int], str] = _input_row
+    names: tuple[str, str] = ("grades", "scores")
 
     @property
     def n_queries(self) -> int:
@@ -218,7 +221,7 @@ def _check_exact_in_float64(
         raise ValueError(
             f"{name} has {array[row]!s} at {where(row)}, {beyond}: float64 (the precision {use}) "
             f"rounds it{' and neighbours can tie' if ties else ''}; rescale them, or "
-            f"pass {name}.astype(float) to accept the rounding"
+            f"convert {name} to float64 to accept the rounding"
         )
 
 
@@ -261,7 +264,8 @@ def check_scores(layout: Layout) -> Layout:
     if bad.size:
         rows = bad if layout.row_order is None else layout.row_order[bad]
         first = int(np.argmin(rows))
-        raise _nonfinite_error("scores", layout.scores[bad[first]], layout.where(int(rows[first])))
+        value, row = layout.scores[bad[first]], layout.where(int(rows[first]))
+        raise _nonfinite_error(layout.names[1], value, row)
     return replace(layout, scores_checked=True)
 
 
@@ -333,15 +337,17 @@ def finish_layout(
     where: Any,
     use_numba: bool,
     row_order: np.ndarray | None = None,
+    names: tuple[str, str] = ("grades", "scores"),
 ) -> Layout:
     """Validate grades and scores, then build the layout (rows moved into ``row_order``).
 
-    ``where(row)`` words an input row for error messages. With ``use_numba`` the scores are
-    left to the kernel, which checks them as it reads them (``Layout.scores_checked``).
+    ``where(row)`` words an input row for error messages, ``names`` the grades and scores.
+    With ``use_numba`` the scores are left to the kernel, which checks them as it reads them
+    (``Layout.scores_checked``).
     """
-    grade_stats = checked_stats(grades, "grades", where, use_numba)
+    grade_stats = checked_stats(grades, names[0], where, use_numba)
     if scores is not None and not use_numba:
-        checked_stats(scores, "scores", where, use_numba, integral=False)
+        checked_stats(scores, names[1], where, use_numba, integral=False)
     if row_order is not None:
         grades = grades[row_order]
         scores = None if scores is None else scores[row_order]
@@ -354,6 +360,7 @@ def finish_layout(
         row_order,
         scores_checked=not use_numba,
         where=where,
+        names=names,
     )
 
 

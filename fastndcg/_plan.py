@@ -152,7 +152,7 @@ def _apply_gain(
         return f"{layout.where(layout.input_row(row))} (query {layout.query_of_row(row)!r})"
 
     grades = layout.grades
-    sources = [(grades, layout.grade_stats, "grades", where)]
+    sources = [(grades, layout.grade_stats, layout.names[0], where)]
     if separate:
         sources.append((ideal_grades, ideal_stats, "ideal_grades", lambda row: f"row {row}"))
     if gain.kind == "exp2":
@@ -170,7 +170,7 @@ def _apply_gain(
         for values, stats, name, at in sources:
             _check_table_grades(values, stats, gain.table, name, at)
         return C.GAIN_TABLE, gain.table, grades, ideal_grades
-    main = _gain_values(gain, grades, "grades", where)
+    main = _gain_values(gain, grades, layout.names[0], where)
     other = _gain_values(gain, ideal_grades, "ideal_grades") if separate else main
     return C.GAIN_LINEAR, _EMPTY_F, main, other
 

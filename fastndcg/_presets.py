@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._engine import KEYED_TIES, query_weights, relative_weights
-from fastndcg._layout import cell_words, dense_mask, numeric_vector, reject_masked
+from fastndcg._layout import cell_words, dense_mask, from_torch, numeric_vector, reject_masked
 from fastndcg._options import AGGREGATES
 from fastndcg._result import NDCGResult
 
@@ -621,7 +621,7 @@ def _keras_items(
 
 def _dense_numeric(values: Any, name: str) -> np.ndarray:
     reject_masked(values, name)
-    array = np.asarray(values)
+    array = np.asarray(from_torch(values, name))
     numeric_vector(array.reshape(-1), name, cell_words(array.shape[1]))
     return array.astype(np.float64)
 

@@ -46,9 +46,12 @@ def ndcg_table(
 
     Notes
     -----
-    Numeric columns without nulls held in one chunk reach the kernels without a copy.
-    Multi-chunk columns are concatenated, string or dictionary query ids encoded once, and rows
-    are regrouped (copied) only when a query's rows are not contiguous.
+    Numeric columns without nulls held in one chunk reach the kernels without a copy when the
+    kernels read their type (grades int8, int16, int32, int64, uint8, float32 or float64;
+    scores float32 or float64); other numeric types and booleans are converted once.
+    A pandas DataFrame's named index levels are columns too. Multi-chunk columns are
+    concatenated, string or dictionary query ids encoded once, and rows are regrouped (copied)
+    only when a query's rows are not contiguous.
 
     Examples
     --------
@@ -72,11 +75,12 @@ def table_layout(
     data: Any, qid: str | None, grade: str, score: str | None, use_numba: bool
 ) -> Layout:
     """The CSR layout of an Arrow table or record batch (views of its buffers where possible)."""
-    grades = as_grade_vector(numeric_column(column(data, grade, "grade"), grade, "grade"), "grades")
+    names = (f"column {grade!r}", f"column {score!r}")  # in error messages
+    grades = as_grade_vector(numeric_column(column(data, grade, "grade"), grade, "grade"), names[0])
     scores = None
     if score is not None:
         scores = as_score_vector(
-            numeric_column(column(data, score, "score"), score, "score"), "scores"
+            numeric_column(column(data, score, "score"), score, "score"), names[1]
         )
     if qid is None:
         import numpy as np
@@ -87,5 +91,5 @@ def table_layout(
     else:
         offsets, ids, order = group_column(column(data, qid, "qid"), qid, use_numba)
     return finish_layout(
-        offsets, grades, scores, ids_to_numpy(ids), lambda r: f"row {r}", use_numba, order
+        offsets, grades, scores, ids_to_numpy(ids), lambda r: f"row {r}", use_numba, order, names
     )

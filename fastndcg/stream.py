@@ -108,6 +108,7 @@ class StreamScorer:
         elif data:
             self.engine.check_ideal_inputs(**data)
         self.columns = (qid, grade, score)
+        self._names = (f"column {grade!r}", f"column {score!r}")  # in error messages
         self._carry: _Carry | None = None
         self._rows = 0
         self._scored_ids: list[pa.Array] = []  # one id per query scored: grouping is checked
@@ -179,7 +180,7 @@ class StreamScorer:
             ids = self._same_qid_type(ids, base)
         grades = as_grade_vector(
             numeric_column(column(batch, grade_name, "grade"), grade_name, "grade", base),
-            "grades",
+            self._names[0],
             lambda r: f"row {base + r}",
         )
         scores = None
@@ -187,7 +188,7 @@ class StreamScorer:
             raw = column(batch, score_name, "score")
             scores = as_score_vector(
                 numeric_column(raw, score_name, "score", base),
-                "scores",
+                self._names[1],
                 lambda r: f"row {base + r}",
             )
         bounds = _run_bounds(ids, self.engine.use_numba)
@@ -278,6 +279,7 @@ class StreamScorer:
             query_ids,
             lambda r: f"row {first_row + r}",
             self.engine.use_numba,
+            names=self._names,
         )
         dcg, idcg = self.engine.score(layout, judgments=self._judgments, row_base=first_row)
         ndcg = self.engine.per_query(query_ids, dcg, idcg)

@@ -306,7 +306,7 @@ def test_bad_input_fails_with_a_clear_error(client, table):
     negative.loc[17, "grade"] = -1.0
     with pytest.raises(
         ValueError,
-        match=r"negative grades: grades has -1 at row \d+ .*"
+        match=r"negative grades: column 'grade' has -1 at row \d+ .*"
         r"\(row numbers count within one partition of the data\)",
     ):
         fdask.ndcg(dd.from_pandas(negative, npartitions=3)).compute()

@@ -214,7 +214,7 @@ def test_bad_input_fails_with_a_clear_error(spark, fspark, table):
     )
     with pytest.raises(
         ValueError,
-        match=r"^gain='exp2' .* negative grades: grades has -1 at row \d+ .*"
+        match=r"^gain='exp2' .* negative grades: column 'grade' has -1 at row \d+ .*"
         r"\(row numbers count within one partition of the data\)$",
     ):
         fspark.ndcg(negative)

@@ -161,7 +161,10 @@ def test_null_query_id_and_non_numeric_columns():
 
 def test_integer_grades_float64_cannot_hold_name_their_row(backend):
     table = pa.table({"qid": [1, 1, 2], "grade": [1, 0, 2**53 + 1], "score": [0.1, 0.2, 0.3]})
-    with pytest.raises(ValueError, match=r"grades has 9007199254740993 at row 2, beyond 2\*\*53"):
+    with pytest.raises(
+        ValueError,
+        match=r"column 'grade' has 9007199254740993 at row 2, beyond 2\*\*53.*convert column 'grade' to float64",
+    ):
         fastndcg.ndcg_table(table, gain="linear", backend=backend)
 
 
@@ -312,3 +315,15 @@ def test_a_named_pandas_index_is_a_column(backend):
     # a column of the same name wins over the index
     clash = frame.set_index(pd.Index([7, 7, 7, 7], name="qid"))
     np.testing.assert_array_equal(fastndcg.ndcg_table(clash).query_ids, expected.query_ids)
+
+
+@pytest.mark.parametrize("entry", [fastndcg.ndcg_table, _stream_table], ids=["table", "stream"])
+def test_bad_values_are_named_by_their_column(backend, entry):
+    table = pa.table({"qid": [1, 1, 2], "label": [1, 0, 2], "pred": [0.1, np.nan, 0.3]})
+    with pytest.raises(ValueError, match=r"^column 'pred' has a NaN value at row 1; column 'pred'"):
+        entry(table, grade="label", score="pred", backend=backend)
+    negative = table.set_column(2, "pred", pa.array([0.1, 0.2, 0.3])).set_column(
+        1, "label", pa.array([1, -1, 0])
+    )
+    with pytest.raises(ValueError, match=r"column 'label' has -1 at row 1 \(query 1\)"):
+        entry(negative, grade="label", score="pred", backend=backend)

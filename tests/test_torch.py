@@ -87,3 +87,20 @@ def test_a_tensor_outside_cpu_memory_names_the_argument_and_the_fix(backend):
         score(grades, elsewhere(scores))
     with pytest.raises(TypeError, match=r"^grades is a torch tensor on meta, .*grades\.cpu\(\)"):
         score(elsewhere(grades), scores)
+
+
+def test_weights_and_keras_rs_inputs_that_require_grad(backend):
+    weights = torch.tensor([1.0, 2.0, 0.5, 1.0], requires_grad=True)
+    got = fastndcg.ndcg(GRADES, SCORES, qid=QID, weights=weights, backend=backend, **OPTIONS)
+    expected = fastndcg.ndcg(
+        GRADES, SCORES, qid=QID, weights=[1.0, 2.0, 0.5, 1.0], backend=backend, **OPTIONS
+    )
+    same_result(got, expected)
+    labels = torch.tensor(GRADES.reshape(4, 10).astype(np.float32), requires_grad=True)
+    logits = torch.tensor(SCORES.reshape(4, 10), requires_grad=True)
+    same_result(
+        fastndcg.ndcg(labels, logits, preset="keras_rs", seed=1, backend=backend),
+        fastndcg.ndcg(
+            GRADES.reshape(4, 10), SCORES.reshape(4, 10), preset="keras_rs", seed=1, backend=backend
+        ),
+    )

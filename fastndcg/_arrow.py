@@ -155,6 +155,11 @@ def plain_dictionary(values: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa
     return pa.chunked_array(chunks, type=kind)
 
 
+def value_names(grade: str, score: str | None) -> tuple[str, str]:
+    """How error messages name a table's grades and scores: by their columns."""
+    return f"column {grade!r}", f"column {score!r}"
+
+
 def check_id_column(values: pa.ChunkedArray | pa.Array, name: str, base_row: int = 0) -> None:
     """A query-id column must have no nulls and hold plain values (not lists or structs)."""
     if values.null_count:

@@ -133,9 +133,10 @@ def open_dataset(source: Any) -> ds.Dataset:
             raise ValueError("no Parquet files given: the list is empty")
         seen: set[Path] = set()
         for p in paths:
-            if Path(p).resolve() in seen:
+            resolved = Path(p).resolve()
+            if resolved in seen:
                 raise ValueError(f"{p} is listed twice (its rows would count twice); list it once")
-            seen.add(Path(p).resolve())
+            seen.add(resolved)
     else:
         path = Path(source)
         if path.is_dir():  # Spark names directories *.parquet too

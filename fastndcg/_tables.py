@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastndcg._arrow import as_arrow, column, group_column, ids_to_numpy, numeric_column
+from fastndcg._arrow import (
+    as_arrow,
+    column,
+    group_column,
+    ids_to_numpy,
+    numeric_column,
+    value_names,
+)
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import Layout, as_grade_vector, as_score_vector, finish_layout
 from fastndcg._presets import accepts_preset
@@ -75,7 +82,7 @@ def table_layout(
     data: Any, qid: str | None, grade: str, score: str | None, use_numba: bool
 ) -> Layout:
     """The CSR layout of an Arrow table or record batch (views of its buffers where possible)."""
-    names = (f"column {grade!r}", f"column {score!r}")  # in error messages
+    names = value_names(grade, score)
     grades = as_grade_vector(numeric_column(column(data, grade, "grade"), grade, "grade"), names[0])
     scores = None
     if score is not None:

@@ -37,6 +37,7 @@ from fastndcg._arrow import (
     column,
     numeric_column,
     plain_dictionary,
+    value_names,
 )
 from fastndcg._engine import Engine, split_options
 from fastndcg._layout import (
@@ -108,7 +109,7 @@ class StreamScorer:
         elif data:
             self.engine.check_ideal_inputs(**data)
         self.columns = (qid, grade, score)
-        self._names = (f"column {grade!r}", f"column {score!r}")  # in error messages
+        self._names = value_names(grade, score)
         self._carry: _Carry | None = None
         self._rows = 0
         self._scored_ids: list[pa.Array] = []  # one id per query scored: grouping is checked

@@ -3,7 +3,7 @@
 The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit-learn's.
 """
 
-from fastndcg._api import InvalidParameterError, ndcg, ndcg_score
+from fastndcg._api import ndcg
 from fastndcg._backends import available_backends
 from fastndcg._compare import Comparison, compare_definitions
 from fastndcg._parquet import ndcg_parquet
@@ -11,6 +11,7 @@ from fastndcg._presets import Preset, presets, ranx_gain
 from fastndcg._result import NDCGResult
 from fastndcg._runtime import warmup
 from fastndcg._scorer import Scorer
+from fastndcg._sklearn import InvalidParameterError, ndcg_score
 from fastndcg._tables import ndcg_table
 from fastndcg.trec import ndcg_run
 

@@ -15,12 +15,23 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from fastndcg._api import ndcg
+from fastndcg._core.grouping import positions
+from fastndcg._core.options import plain
+from fastndcg._io.trec_text import read_once
+from fastndcg._parquet import ndcg_parquet
 from fastndcg._presets import get_preset
-from fastndcg._result import NDCGResult
+from fastndcg._result import NDCGResult, format_rows
+from fastndcg._tables import ndcg_table
+from fastndcg.trec import ndcg_run
 
-ENTRY_POINTS = ("ndcg", "ndcg_table", "ndcg_parquet", "ndcg_run")
+ENTRY_POINTS: dict[str, Callable[..., NDCGResult]] = {
+    "ndcg": ndcg,
+    "ndcg_table": ndcg_table,
+    "ndcg_parquet": ndcg_parquet,
+    "ndcg_run": ndcg_run,
+}
 _ERROR_ROW = dict.fromkeys(
     ("definition", "k", "mean", "queries", "skipped", "differ", "max_diff", "worst_query")
 )
@@ -81,7 +92,7 @@ class Comparison:
         for label, result in self.results.items():
             values = np.full(len(ids), np.nan)
             if k in result.k:
-                pos = _positions(result.query_ids, ids)
+                pos = positions(result.query_ids, ids)
                 found = pos >= 0
                 values[found] = result.per_query[pos[found], result.k.index(k)]
             columns[label] = pa.array(values, from_pandas=True)
@@ -92,8 +103,6 @@ class Comparison:
         return [shown_row(row) for row in self.rows]
 
     def __repr__(self) -> str:
-        from fastndcg.cli import format_rows
-
         head = f"Comparison with {next(iter(self.results))!r} (tolerance {self.tolerance:g})"
         return head + "\n" + format_rows(self.shown_rows(), "table", 6)
 
@@ -160,9 +169,7 @@ def compare_definitions(
         raise ValueError(f"tolerance must be a number >= 0; got {tolerance!r}")
     entry = _entry_point(using)
     if using == "ndcg_run" and len(inputs) == 2:
-        from fastndcg.trec import _read_once
-
-        inputs = (_read_once(inputs[0], "qrels"), _read_once(inputs[1], "run"))
+        inputs = (read_once(inputs[0], "qrels"), read_once(inputs[1], "run"))
     outcomes = {
         label: _score(entry, inputs, {**options, **spec})
         for label, spec in _labelled(definitions).items()
@@ -195,9 +202,7 @@ def _entry_point(using: str | Callable[..., NDCGResult]) -> Callable[..., NDCGRe
             f"unknown using={using!r}; valid values are {', '.join(map(repr, ENTRY_POINTS))} "
             "or a function returning an NDCGResult"
         )
-    import fastndcg
-
-    return getattr(fastndcg, using)
+    return ENTRY_POINTS[using]
 
 
 def _labelled(definitions: Sequence[Any] | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -240,7 +245,7 @@ def _summary(outcomes: dict[str, NDCGResult | str], tolerance: float) -> list[di
         if isinstance(result, str):
             rows.append({**_ERROR_ROW, "definition": label, "settings": f"error: {result}"})
             continue
-        pos = _positions(result.query_ids, first.query_ids)
+        pos = positions(result.query_ids, first.query_ids)
         only_first = np.ones(first.n_queries, dtype=bool)
         only_first[pos[pos >= 0]] = False
         settings = (
@@ -289,11 +294,11 @@ def _differences(
     differ = int(one_sided.sum() + (gap > tolerance).sum() + first_only.sum())
     max_diff = float(gap.max()) if both.any() else float("nan")
     if both.any() and max_diff > tolerance:
-        worst = _plain(result.query_ids[int(np.argmax(gap))])
+        worst = plain(result.query_ids[int(np.argmax(gap))])
     elif one_sided.any():
-        worst = _plain(result.query_ids[int(np.argmax(one_sided))])
+        worst = plain(result.query_ids[int(np.argmax(one_sided))])
     elif first_only.any():
-        worst = _plain(first.query_ids[int(np.argmax(first_only))])
+        worst = plain(first.query_ids[int(np.argmax(first_only))])
     else:
         worst = None
     return {"differ": differ, "max_diff": max_diff, "worst_query": worst}
@@ -311,25 +316,13 @@ def _differing(base: Mapping[str, Any], other: Mapping[str, Any]) -> str:
     return ", ".join(f"{key}={after[key]}" for key in keys if before[key] != after[key])
 
 
-def _positions(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:
-    """Position of every id of ``ids`` in ``reference``, -1 where absent."""
-    if len(ids) == 0 or len(reference) == 0:
-        return np.full(len(ids), -1, dtype=np.int64)
-    found = pc.index_in(pa.array(ids), value_set=pa.array(reference))
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-
-
 def _union_ids(all_ids: list[np.ndarray]) -> np.ndarray:
     ids = all_ids[0]
     for more in all_ids[1:]:
-        extra = more[_positions(more, ids) < 0]
+        extra = more[positions(more, ids) < 0]
         if len(extra):
             ids = np.concatenate([ids, extra])
     return ids
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _text(value: Any) -> str | None:

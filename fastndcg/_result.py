@@ -1,7 +1,11 @@
-"""The value returned by :func:`fastndcg.ndcg`."""
+"""The value returned by :func:`fastndcg.ndcg`, and how summary rows are shown."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,3 +129,34 @@ class NDCGResult:
             label = "all" if k is None else str(k)
             lines.append(f"  {label:>6}  {self.mean[j]:>10.6f}  {int(self.n_skipped[j]):>8}")
         return "\n".join(lines)
+
+
+def _finite(value: Any) -> Any:
+    """``value``, or None for a float that is not finite."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def format_rows(rows: list[dict[str, Any]], fmt: str, digits: int = 4) -> str:
+    """Summary rows as an aligned table, JSON or CSV."""
+    if fmt == "json":  # JSON has no NaN (every query skipped, no query) or infinity: null
+        rows = [{key: _finite(value) for key, value in row.items()} for row in rows]
+        return json.dumps(rows if len(rows) != 1 else rows[0], indent=2, allow_nan=False)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue().rstrip("\n")
+
+    def cell(value: Any) -> str:
+        return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+    cells = [[cell(row.get(c, "")) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+
+    def line(values: list[str]) -> str:
+        pairs = enumerate(zip(values, widths, strict=True))
+        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in pairs).rstrip()
+
+    return "\n".join([line(columns), *(line(r) for r in cells)])

@@ -12,6 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from fastndcg._backends import Backend, available_backends, get_backend, resolve_backend
+from fastndcg._backends.tuning import PARALLEL_MIN_ROWS
+
 # Compiles the scoring kernel, the one signature that takes most of a cold compile (about 60%):
 # two rows, so no other kernel runs (short columns are checked by NumPy).
 _COMPILE_SCORING = (
@@ -35,19 +38,17 @@ def warmup() -> float:
     import pyarrow as pa
 
     from fastndcg._api import ndcg
-    from fastndcg._backends import PARALLEL_MIN_ROWS, numba_available
     from fastndcg._tables import ndcg_table
     from fastndcg.trec import ndcg_run
 
     start = time.perf_counter()
-    if not numba_available():
+    backend = get_backend("numba")
+    if backend is None:
         return 0.0
-    from fastndcg._kernels import stray_whitespace
-
-    helper = None if _scoring_kernel_cached() else _compile_scoring_aside()
+    helper = None if backend.scoring_kernel_cached() else _compile_scoring_aside()
     if helper is not None:  # meanwhile compile the checks here (the calls below then load them)
         try:
-            _compile_checks(PARALLEL_MIN_ROWS)
+            _compile_checks(backend, PARALLEL_MIN_ROWS)
         finally:
             _wait_or_stop(helper)
     # small inputs run on one thread, large ones on the thread pool
@@ -76,22 +77,10 @@ def warmup() -> float:
         ndcg_run(judgments, run, ties=ties, backend="numba")
     ndcg_run(judgments, run, ties="docid_desc", max_docs=1, backend="numba")  # trec_eval's -M
     # TREC files: the check of their separators, on the read-only bytes of the mapped file
-    words = np.zeros(3, dtype=np.uint64)
-    words.setflags(write=False)
-    stray_whitespace(words, 0, 2, ord(" "), ord("\t"))
+    data = np.zeros(24, dtype=np.uint8)
+    data.setflags(write=False)
+    backend.stray_whitespace(data, ord(" "), ord("\t"))
     return time.perf_counter() - start
-
-
-def _scoring_kernel_cached() -> bool:
-    """Whether the scoring kernel is compiled in this process or in the compile cache."""
-    from fastndcg._kernels import score_queries
-
-    if score_queries.overloads:
-        return True
-    try:  # Numba's cache index for the current source (empty when stale or missing)
-        return bool(score_queries._cache._cache_file._load_index())
-    except Exception:  # another Numba version: start the helper, which costs little then
-        return False
 
 
 def _compile_scoring_aside() -> subprocess.Popen | None:
@@ -124,7 +113,7 @@ def _wait_or_stop(helper: subprocess.Popen) -> None:
         helper.wait()
 
 
-def _compile_checks(rows: int) -> None:
+def _compile_checks(backend: Backend, rows: int) -> None:
     """Compile the kernels of the input checks as the common calls use them.
 
     Column scans for integer and float grades and scores (``rows`` long: shorter columns are
@@ -133,17 +122,14 @@ def _compile_checks(rows: int) -> None:
     """
     import pyarrow as pa
 
-    from fastndcg._layout import run_bounds
-    from fastndcg._scan import column_stats
-    from fastndcg.trec import _check_unique_pairs, _document_ids
-
     for dtype in (np.int64, np.int8, np.float64, np.float32):
-        column_stats(np.zeros(rows, dtype=dtype), use_numba=True)
+        backend.column_stats(np.zeros(rows, dtype=dtype))
     for dtype in (np.int64, np.int32, np.float64):
-        run_bounds(np.zeros(2, dtype=dtype), use_numba=True)
-    run = pa.table({"qid": ["q"], "docid": ["a"]})
-    _, ids = _document_ids(run.column("docid"), run.column("docid"), True, ordered=False)
-    _check_unique_pairs(run, ids, "run", str, use_numba=True)
+        backend.run_bounds(np.zeros(2, dtype=dtype))
+    docids = pa.chunked_array([["a"]])
+    _, ids = backend.document_ids(docids, docids, ordered=False)
+    one = np.array([0, 1], dtype=np.int64)
+    backend.match_judgments(one, None, ids, np.zeros(2, np.int64), one[:0], ids, np.zeros(0))
 
 
 def cache_dir() -> str:
@@ -159,7 +145,6 @@ def info() -> dict[str, Any]:
     import pyarrow
 
     from fastndcg import __version__
-    from fastndcg._backends import available_backends, numba_available, resolve_backend
 
     facts: dict[str, Any] = {
         "fastndcg": __version__,
@@ -167,9 +152,9 @@ def info() -> dict[str, Any]:
         "numpy": np.__version__,
         "pyarrow": pyarrow.__version__,
         "backends": ", ".join(available_backends()),
-        "default backend": resolve_backend("auto"),
+        "default backend": resolve_backend("auto").name,
     }
-    if numba_available():
+    if get_backend("numba") is not None:
         import numba
 
         warmup()

@@ -27,14 +27,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._engine import split_options
-from fastndcg._options import choose, plain
-from fastndcg._presets import TOOL_AGGREGATES, resolve, round_half_even, tool_mean
+from fastndcg._core.aggregate import round_half_even, tool_mean
+from fastndcg._core.definition import split_options
+from fastndcg._core.options import ENGINES, TOOL_AGGREGATES, choose, plain
+from fastndcg._io.parquet import open_dataset
+from fastndcg._presets import resolve
 from fastndcg._result import cutoff_label
 from fastndcg.stream import STREAM_DATA_OPTIONS, StreamScorer
 
-ENGINES = ("dask", "spark")
-VALIDATIONS = ("ranges", "exact")
 # Tie rules whose result does not depend on the order of the rows inside a query.
 ORDER_FREE_TIES = ("average", "pessimistic", "optimistic")
 
@@ -117,8 +117,8 @@ class Job:
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
         # preset= and decimals= were taken by resolve(); named so that an error lists them
         split_options(options, caller, (*STREAM_DATA_OPTIONS, "preset", "decimals"))
-        engine = StreamScorer(qid=qid, grade=grade, score=score, **options).engine
-        if engine.ties == "random" and score is not None:
+        definition = StreamScorer(qid=qid, grade=grade, score=score, **options).definition
+        if definition.ties == "random" and score is not None:
             raise ValueError(
                 "ties='random' keys every tie on the row's position in the whole input, which a "
                 "partitioned DataFrame does not define; use ties='average', the exact expected "
@@ -130,15 +130,23 @@ class Job:
                     "score=None means rows come in ranked order, which is lost here; pass the "
                     f"score column, or {order_hint}"
                 )
-            if engine.ties not in ORDER_FREE_TIES:
+            if definition.ties not in ORDER_FREE_TIES:
                 raise ValueError(
-                    f"ties={engine.ties!r} depends on the order of rows inside a query, which is "
-                    f"lost here; use one of {', '.join(map(repr, ORDER_FREE_TIES))}, or "
+                    f"ties={definition.ties!r} depends on the order of rows inside a query, which "
+                    f"is lost here; use one of {', '.join(map(repr, ORDER_FREE_TIES))}, or "
                     f"{order_hint}"
                 )
-        options = {**options, "backend": engine.backend}  # workers run what the client chose
+        # workers run what the client chose
+        options = {**options, "backend": definition.backend_name}
         return cls(
-            qid, grade, score, options, n_threads, engine.cutoffs, rules.aggregate, rules.decimals
+            qid,
+            grade,
+            score,
+            options,
+            n_threads,
+            definition.cutoffs,
+            rules.aggregate,
+            rules.decimals,
         )
 
     def __dask_tokenize__(self) -> tuple[str, str]:
@@ -369,7 +377,7 @@ class Totals:
 
         Without per-query weights (streaming takes none) a tool's rule is the mean over the
         counted queries followed by the rule's own finish (a cap, 0 instead of NaN), which
-        :func:`~fastndcg._presets.tool_mean` applies to that mean as to a single query.
+        :func:`~fastndcg._core.aggregate.tool_mean` applies to that mean as to a single query.
         """
         ratio = self.aggregate == "ratio"
         numerator = self.sum_dcg if ratio else self.sum_ndcg
@@ -486,8 +494,6 @@ def parquet_paths(source: Any) -> list[str]:
     text = str(source)
     if "://" in text and not Path(text).exists():
         return [text]
-    from fastndcg._parquet import open_dataset
-
     return list(open_dataset(text).files)
 
 

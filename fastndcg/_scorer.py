@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from fastndcg._api import DiscountSpec, GainSpec, ndcg
-from fastndcg._backends import kernel_inputs
-from fastndcg._engine import Engine
-from fastndcg._layout import build_layout, from_torch
-from fastndcg._scan import GRADE_DTYPES, SCORE_DTYPES, readonly, scan_chunk, views
+from fastndcg._backends.abi import GRADE_SLOTS, SCORE_SLOTS, KernelArgs, readonly, views
+from fastndcg._core.coerce import from_torch
+from fastndcg._core.definition import Definition
+from fastndcg._core.layout import build_layout
 
 _CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
 _ONE_QUERY_IDS = readonly(np.zeros(1, dtype=np.int64))
@@ -78,33 +78,32 @@ class Scorer:
             backend=backend,
             score_dtype=score_dtype,
         )
-        self._engine = engine = Engine.create(**options)
-        engine.check_tie_keys(known=False)
+        self._definition = definition = Definition.create(**options)
+        definition.check_tie_keys(known=False)
         # the options as fastndcg.ndcg takes them (a random seed drawn once stays fixed)
-        seed = engine.seed if engine.ties == "random" else None
-        self._options = dict(options, seed=seed, backend=engine.backend)
-        table = engine.gain.table
-        self._kernels = None
-        if (
-            engine.backend == "numba"
-            and engine.score_dtype == "float64"
-            and engine.gain.kind in ("exp2", "linear", "table")
+        seed = definition.seed if definition.ties == "random" else None
+        self._options = dict(options, seed=seed, backend=definition.backend_name)
+        table = definition.gain.table
+        # the backend's per-list fast path, where the options allow it (else fastndcg.ndcg)
+        self._fast = (
+            definition.backend
+            if definition.backend.serves_single_lists
+            and definition.score_dtype == "float64"
+            and definition.gain.kind in ("exp2", "linear", "table")
             and not (table is not None and np.isnan(table).any())
-        ):
-            from fastndcg import _kernels
-
-            self._kernels = _kernels
-        self._n_cutoffs = len(engine.cutoffs)
+            else None
+        )
+        self._n_cutoffs = len(definition.cutoffs)
         self._single = self._n_cutoffs == 1
-        self._shapes: dict[tuple[int, float, float, bool], tuple] = {}
+        self._shapes: dict[tuple[int, float, float, bool], KernelArgs] = {}
 
     @property
     def k(self) -> tuple[int | None, ...]:
         """The cutoffs, in order (None: the whole list)."""
-        return self._engine.cutoffs
+        return self._definition.cutoffs
 
     def __repr__(self) -> str:
-        options = self._engine.options(ranked=False)
+        options = self._definition.options(ranked=False)
         del options["aggregate"]  # not an option of a Scorer, which scores one list
         shown = ", ".join(f"{name}={value!r}" for name, value in options.items())
         return f"Scorer(k={self.k!r}, {shown})"
@@ -117,23 +116,23 @@ class Scorer:
         """
         g = grades if type(grades) is np.ndarray else np.asarray(from_torch(grades, "grades"))
         s = scores if type(scores) is np.ndarray else np.asarray(from_torch(scores, "scores"))
-        kernels = self._kernels
+        fast = self._fast
         if (
-            kernels is None
+            fast is None
             or g.ndim != 1
             or s.shape != g.shape
             or g.size == 0
-            or g.dtype not in GRADE_DTYPES
-            or s.dtype not in SCORE_DTYPES
+            or g.dtype not in GRADE_SLOTS
+            or s.dtype not in SCORE_SLOTS
             or not (g.flags.c_contiguous and s.flags.c_contiguous)
         ):
             return self._general(grades, scores)
         n = g.size
-        grade_views, grade_code = views(g, GRADE_DTYPES)
-        score_views, score_code = views(s, SCORE_DTYPES)
+        grade_views, grade_code = views(g, GRADE_SLOTS)
+        score_views, score_code = views(s, SCORE_SLOTS)
         g, s = grade_views[grade_code], score_views[score_code]  # read-only: one signature
-        low, high, bad, fractional = scan_chunk(g, 0, n, True)
-        if bad or scan_chunk(s, 0, n, False)[2]:
+        low, high, bad, fractional = fast.scan_list(g, True)
+        if bad or fast.scan_list(s, False)[2]:
             return self._general(grades, scores)  # raises the error that names the bad value
         key = (n, low, high, fractional == 0)
         shape = self._shapes.get(key)
@@ -142,15 +141,20 @@ class Scorer:
             if len(self._shapes) >= _CACHED_SHAPES:
                 self._shapes.clear()
             self._shapes[key] = shape
-        offsets, fixed, tail = shape
-        inputs = (offsets, grade_views, grade_code, score_views, score_code, *fixed)
-        inputs += (offsets, grade_views, grade_code, *tail)
+        args = shape._replace(
+            grades=grade_views,
+            grade_code=grade_code,
+            scores=score_views,
+            score_code=score_code,
+            ideal_grades=grade_views,
+            ideal_code=grade_code,
+        )
         dcg = np.empty((self._n_cutoffs, 1))  # the kernel writes every entry, [cutoff, query]
         idcg = np.empty((self._n_cutoffs, 1))
-        kernels.score_queries(0, 1, inputs, dcg, idcg)
+        fast.score_range(args, 0, 1, dcg, idcg)
         if self._single and idcg[0, 0] > 0:
             return float(dcg[0, 0] / idcg[0, 0])
-        values = self._engine.per_query(_ONE_QUERY_IDS, dcg.T, idcg.T)[0]
+        values = self._definition.per_query(_ONE_QUERY_IDS, dcg.T, idcg.T)[0]
         return float(values[0]) if self._single else values
 
     def _general(self, grades: Any, scores: Any) -> float | np.ndarray:
@@ -158,7 +162,7 @@ class Scorer:
         values = ndcg(grades, scores, **self._options).per_query
         if values.shape[0] == 0:  # an empty list: no relevant item, IDCG = 0
             nothing = np.zeros((1, values.shape[1]))
-            values = self._engine.per_query(_ONE_QUERY_IDS, nothing, nothing)
+            values = self._definition.per_query(_ONE_QUERY_IDS, nothing, nothing)
         if values.shape[0] != 1:
             raise ValueError(
                 f"Scorer scores one ranked list per call; these grades hold {values.shape[0]} "
@@ -166,13 +170,14 @@ class Scorer:
             )
         return float(values[0, 0]) if self._single else values[0]
 
-    def _shape(self, grades: np.ndarray, scores: np.ndarray) -> tuple:
+    def _shape(self, grades: np.ndarray, scores: np.ndarray) -> KernelArgs:
         """Kernel inputs for lists of this length and grade range, built as ndcg builds them.
 
         Everything the plan derives from the data (gain table, grade levels, discount depth,
         largest gain) depends only on the length and on the grades' range and integrality,
-        the key these inputs are cached under.
+        the key these inputs are cached under; each call puts its own grades and scores in.
         """
-        plan = self._engine.plan(build_layout(grades, scores, use_numba=True))
-        inputs = kernel_inputs(plan)
-        return plan.offsets, inputs[5:18], inputs[21:]
+        definition = self._definition
+        return KernelArgs.of(
+            definition.plan(build_layout(grades, scores, backend=definition.backend))
+        )

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastndcg._arrow import (
-    as_arrow,
-    column,
-    group_column,
-    ids_to_numpy,
-    numeric_column,
-    value_names,
-)
-from fastndcg._engine import Engine, split_options
-from fastndcg._layout import Layout, as_grade_vector, as_score_vector, finish_layout
+from fastndcg._core.definition import Definition, split_options
+from fastndcg._io.arrow import as_arrow, table_layout
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 
@@ -68,35 +60,13 @@ def ndcg_table(
     0.8155
     """
     engine_options, data_options = split_options(options, "ndcg_table()", TABLE_DATA_OPTIONS)
-    engine = Engine.create(**engine_options)
+    definition = Definition.create(**engine_options)
     weights = data_options.pop("weights", None)
-    engine.check_ideal_inputs(**data_options)
+    definition.check_ideal_inputs(**data_options)
     data = as_arrow(table)
-    with engine.threads():
-        layout = table_layout(data, qid, grade, score, engine.use_numba)
-        dcg, idcg = engine.score(layout, **data_options)
-    return engine.finish(layout.query_ids, dcg, idcg, weights=weights, ranked=layout.scores is None)
-
-
-def table_layout(
-    data: Any, qid: str | None, grade: str, score: str | None, use_numba: bool
-) -> Layout:
-    """The CSR layout of an Arrow table or record batch (views of its buffers where possible)."""
-    names = value_names(grade, score)
-    grades = as_grade_vector(numeric_column(column(data, grade, "grade"), grade, "grade"), names[0])
-    scores = None
-    if score is not None:
-        scores = as_score_vector(
-            numeric_column(column(data, score, "score"), score, "score"), names[1]
-        )
-    if qid is None:
-        import numpy as np
-
-        n = grades.size
-        offsets = np.array([0, n] if n else [0], dtype=np.int64)
-        ids, order = np.arange(offsets.size - 1), None
-    else:
-        offsets, ids, order = group_column(column(data, qid, "qid"), qid, use_numba)
-    return finish_layout(
-        offsets, grades, scores, ids_to_numpy(ids), lambda r: f"row {r}", use_numba, order, names
+    with definition.threads():
+        layout = table_layout(data, qid, grade, score, definition.backend)
+        dcg, idcg = definition.score(layout, **data_options)
+    return definition.finish(
+        layout.query_ids, dcg, idcg, weights=weights, ranked=layout.scores is None
     )

@@ -36,8 +36,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._options import choose
-from fastndcg._scaleout import VALIDATIONS, Job, Totals, parquet_paths, require, split_query_error
+from fastndcg._core.options import VALIDATIONS, choose
+from fastndcg._scaleout import Job, Totals, parquet_paths, require, split_query_error
 
 dd = require("dask.dataframe", "dask")
 

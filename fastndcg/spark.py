@@ -27,9 +27,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._options import choose
+from fastndcg._core.options import VALIDATIONS, choose
 from fastndcg._scaleout import (
-    VALIDATIONS,
     Job,
     Totals,
     check_disjoint,

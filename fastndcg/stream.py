@@ -30,7 +30,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._arrow import (
+from fastndcg._backends import Backend
+from fastndcg._core.coerce import as_grade_vector, as_score_vector
+from fastndcg._core.definition import Definition, split_options
+from fastndcg._core.grouping import Judgments, id_family, plain_float_ids
+from fastndcg._core.layout import finish_layout
+from fastndcg._core.options import plain
+from fastndcg._io.arrow import (
     VIEW_TYPES,
     as_arrow,
     check_id_column,
@@ -39,16 +45,6 @@ from fastndcg._arrow import (
     plain_dictionary,
     value_names,
 )
-from fastndcg._engine import Engine, split_options
-from fastndcg._layout import (
-    Judgments,
-    as_grade_vector,
-    as_score_vector,
-    finish_layout,
-    plain_float_ids,
-    run_bounds,
-)
-from fastndcg._options import plain
 from fastndcg._result import NDCGResult, cutoff_label
 
 STREAM_DATA_OPTIONS = ("ideal_grades", "ideal_qid")
@@ -89,25 +85,25 @@ class StreamScorer:
         **options: Any,
     ) -> None:
         engine_options, data = split_options(options, "StreamScorer()", STREAM_DATA_OPTIONS)
-        self.engine = Engine.create(**engine_options)
-        self.engine.check_tie_keys(known=False)
-        if self.engine.ideal == "max" and self.engine.max_grade is None:
+        self.definition = Definition.create(**engine_options)
+        self.definition.check_tie_keys(known=False)
+        if self.definition.ideal == "max" and self.definition.max_grade is None:
             raise ValueError(
                 "ideal='max' needs max_grade= when streaming: the largest grade of the data is "
                 "not known until the last batch"
             )
         self._judgments = None
-        if self.engine.ideal == "global":
+        if self.definition.ideal == "global":
             if data.get("ideal_grades") is None or data.get("ideal_qid") is None:
                 raise ValueError(
                     "ideal='global' needs the judgment lists when streaming: pass ideal_grades= "
                     "with ideal_qid="
                 )
             self._judgments = Judgments.build(
-                data["ideal_grades"], data["ideal_qid"], self.engine.use_numba
+                data["ideal_grades"], data["ideal_qid"], self.definition.backend
             )
         elif data:
-            self.engine.check_ideal_inputs(**data)
+            self.definition.check_ideal_inputs(**data)
         self.columns = (qid, grade, score)
         self._names = value_names(grade, score)
         self._carry: _Carry | None = None
@@ -141,7 +137,7 @@ class StreamScorer:
         carry, self._carry = self._carry, None
         last = self.empty()
         if carry is not None:
-            with self.engine.threads():
+            with self.definition.threads():
                 last = self._score_carry(carry)
         self._rows = 0
         self._qid_type = None
@@ -152,14 +148,14 @@ class StreamScorer:
 
     def collect(self, results: Iterable[pa.RecordBatch]) -> NDCGResult:
         """Aggregate this scorer's per-query result batches (see :func:`collect`)."""
-        return collect(results, self.engine, ranked=self.ranked)
+        return collect(results, self.definition, ranked=self.ranked)
 
     def empty(self) -> pa.RecordBatch:
         """A result batch with no rows (the output schema)."""
         qid_type = self._qid_type or pa.int64()
         arrays = [pa.array([], type=qid_type), pa.array([], type=pa.int64())]
         names = ["query_id", "n_items"]
-        for k in self.engine.cutoffs:
+        for k in self.definition.cutoffs:
             for measure in ("ndcg", "dcg", "idcg"):
                 arrays.append(pa.array([], type=pa.float64()))
                 names.append(f"{measure}{cutoff_label(k)}")
@@ -192,7 +188,7 @@ class StreamScorer:
                 self._names[1],
                 lambda r: f"row {base + r}",
             )
-        bounds = _run_bounds(ids, self.engine.use_numba)
+        bounds = _run_bounds(ids, self.definition.backend)
         run_ids = ids.take(pa.array(bounds[:-1]))
         if not _distinct(run_ids):
             repeated = _first_repeat(run_ids)
@@ -203,7 +199,7 @@ class StreamScorer:
             )
         out = []
         first_run = 0
-        with self.engine.threads():
+        with self.definition.threads():
             if self._carry is not None:
                 carry, self._carry = self._carry, None
                 if run_ids[0].as_py() == carry.query_id:
@@ -247,7 +243,8 @@ class StreamScorer:
         from different writers differ so) when their data fits.
         """
         first = self._qid_type
-        if _id_kind(ids.type) is not None and _id_kind(ids.type) == _id_kind(first):
+        family = id_family(ids.type)
+        if family in ("integer", "text", "bytes") and family == id_family(first):
             try:
                 return ids.cast(first)
             except pa.ArrowInvalid:
@@ -279,29 +276,18 @@ class StreamScorer:
             scores,
             query_ids,
             lambda r: f"row {first_row + r}",
-            self.engine.use_numba,
+            self.definition.backend,
             names=self._names,
         )
-        dcg, idcg = self.engine.score(layout, judgments=self._judgments, row_base=first_row)
-        ndcg = self.engine.per_query(query_ids, dcg, idcg)
+        dcg, idcg = self.definition.score(layout, judgments=self._judgments, row_base=first_row)
+        ndcg = self.definition.per_query(query_ids, dcg, idcg)
         arrays = [ids, pa.array(np.diff(offsets))]
         names = ["query_id", "n_items"]
-        for j, k in enumerate(self.engine.cutoffs):
+        for j, k in enumerate(self.definition.cutoffs):
             for measure, values in (("ndcg", ndcg), ("dcg", dcg), ("idcg", idcg)):
                 arrays.append(pa.array(values[:, j]))
                 names.append(f"{measure}{cutoff_label(k)}")
         return pa.record_batch(arrays, names=names)
-
-
-def _id_kind(kind: pa.DataType) -> str | None:
-    """The family of query-id types whose values cast to one another."""
-    if pa.types.is_integer(kind):
-        return "integer"
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return "string"
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        return "bytes"
-    return None
 
 
 def _plain_ids(ids: pa.Array, name: str, base: int) -> pa.Array:
@@ -323,11 +309,11 @@ def _plain_ids(ids: pa.Array, name: str, base: int) -> pa.Array:
     return ids
 
 
-def _run_bounds(ids: pa.Array, use_numba: bool) -> np.ndarray:
+def _run_bounds(ids: pa.Array, backend: Backend) -> np.ndarray:
     """Start of every run of equal consecutive ids, and the row count at the end."""
     kind = ids.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-        return run_bounds(ids.to_numpy(zero_copy_only=False), use_numba)
+        return backend.run_bounds(ids.to_numpy(zero_copy_only=False))
     changed = pc.not_equal(ids[1:], ids[:-1]).to_numpy(zero_copy_only=False)
     inner = np.flatnonzero(changed) + 1
     return np.concatenate(([0], inner, [len(ids)])).astype(np.int64)
@@ -383,7 +369,9 @@ def score_batches(batches: Iterable[Any], **options: Any) -> Iterator[pa.RecordB
         yield last
 
 
-def collect(results: Iterable[pa.RecordBatch], engine: Engine, ranked: bool = False) -> NDCGResult:
+def collect(
+    results: Iterable[pa.RecordBatch], definition: Definition, ranked: bool = False
+) -> NDCGResult:
     """Aggregate per-query result batches into an :class:`NDCGResult`.
 
     Raises a ValueError when a query id occurs twice (the input was not grouped by query).
@@ -391,16 +379,16 @@ def collect(results: Iterable[pa.RecordBatch], engine: Engine, ranked: bool = Fa
     # batches without rows carry nothing, and their query-id type may predate the stream's
     batches = [batch for batch in results if batch.num_rows]
     table = pa.Table.from_batches(batches) if batches else None
-    n_cut = len(engine.cutoffs)
+    n_cut = len(definition.cutoffs)
     if table is None or table.num_rows == 0:
         empty = np.zeros((0, n_cut))
-        return engine.finish(np.zeros(0, dtype=np.int64), empty, empty.copy(), ranked=ranked)
+        return definition.finish(np.zeros(0, dtype=np.int64), empty, empty.copy(), ranked=ranked)
     ids = table.column("query_id")
     _require_grouped(ids)
     dcg = np.column_stack(
-        [table.column(f"dcg{cutoff_label(k)}").to_numpy() for k in engine.cutoffs]
+        [table.column(f"dcg{cutoff_label(k)}").to_numpy() for k in definition.cutoffs]
     )
     idcg = np.column_stack(
-        [table.column(f"idcg{cutoff_label(k)}").to_numpy() for k in engine.cutoffs]
+        [table.column(f"idcg{cutoff_label(k)}").to_numpy() for k in definition.cutoffs]
     )
-    return engine.finish(ids.to_numpy(), dcg, idcg, ranked=ranked)
+    return definition.finish(ids.to_numpy(), dcg, idcg, ranked=ranked)

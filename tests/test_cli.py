@@ -101,7 +101,7 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
     import shutil
 
     from fastndcg import cli as command
-    from fastndcg import trec
+    from fastndcg._io import trec_text as trec
 
     read = trec._read_text
     kinds = []
@@ -384,7 +384,7 @@ def test_an_error_in_the_qrels_names_its_file_and_line(tmp_path):
     ],
 )
 def test_command_wording(message, worded):
-    from fastndcg.cli import command_wording
+    from fastndcg.cli.wording import command_wording
 
     assert command_wording(message) == worded
 

@@ -379,10 +379,11 @@ def test_workers_load_the_kernels_from_the_cache(client, table):
     def compile_stats():
         from numba.core.registry import CPUDispatcher
 
-        from fastndcg import _kernels
+        from fastndcg._backends.numba import scan, score, trec
 
         stats = {}
-        for name, kernel in vars(_kernels).items():
+        kernels = {**vars(score), **vars(scan), **vars(trec)}
+        for name, kernel in kernels.items():
             if isinstance(kernel, CPUDispatcher) and kernel.signatures:
                 hits, misses = kernel.stats.cache_hits, kernel.stats.cache_misses
                 stats[name] = (sum(hits.values()), sum(misses.values()))

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["fastndcg._api", "fastndcg._tables", "fastndcg.stream"]
+MODULES = ["fastndcg._api", "fastndcg._sklearn", "fastndcg._tables", "fastndcg.stream"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -445,7 +445,7 @@ def test_ideal_max_beyond_the_discount_limit_is_an_error(backend, k):
 def test_ideal_max_cutoffs_up_to_the_limit_are_scored(backend, monkeypatch):
     """Beyond the longest list ideal='max' sums discounts up to MAX_IDEAL_SLOTS ranks; a list
     longer than that is scored whole (its table is as long as the data)."""
-    from fastndcg import _plan
+    from fastndcg._core import plan as _plan
 
     monkeypatch.setattr(_plan, "MAX_IDEAL_SLOTS", 8)
     at_limit = call(backend=backend, ideal="max", k=8).mean[0]
@@ -593,7 +593,7 @@ def test_unknown_backend_lists_the_valid_ones():
 def test_numba_backend_unavailable_message(monkeypatch):
     from fastndcg import _backends
 
-    monkeypatch.setattr(_backends, "numba_available", lambda: False)
+    monkeypatch.setitem(_backends._LOADED, "numba", ImportError("blocked for this test"))
     with pytest.raises(
         ImportError, match=r"backend='numba' needs numba.*pip install numba.*backend='numpy'"
     ):

@@ -1,16 +1,16 @@
-"""The Numba cache holds kernels compiled with the current integer codes of fastndcg._codes."""
+"""The Numba cache holds kernels compiled with the current integer codes of the backends."""
 
 from __future__ import annotations
 
 import pytest
 
-from fastndcg import _codes as C
+from fastndcg._backends import codes as C
 
 pytestmark = pytest.mark.numba
 
 
 def test_compiled_codes_match_the_source():
-    from fastndcg._kernels import compiled_codes
+    from fastndcg._backends.numba.score import compiled_codes
 
     expected = (
         C.TIE_AVERAGE,
@@ -26,8 +26,8 @@ def test_compiled_codes_match_the_source():
         C.IDEAL_MAX,
     )
     assert compiled_codes() == expected, (
-        "the Numba cache was compiled with other values of fastndcg._codes: delete "
-        "fastndcg/__pycache__/*.nbi and *.nbc"
+        "the Numba cache was compiled with other values of fastndcg._backends.codes: delete "
+        "fastndcg/_backends/numba/__pycache__/*.nbi and *.nbc"
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import BACKENDS, SHARED_DATA
 
 import fastndcg
-from fastndcg._parquet import GROUPINGS
+from fastndcg._core.options import GROUPINGS
 from fastndcg.synthetic import make_synthetic
 
 
@@ -407,7 +407,7 @@ def test_an_error_late_in_the_stream_stops_the_reader_at_once():
     import threading
     import time
 
-    from fastndcg._parquet import prefetch
+    from fastndcg._io.parquet import prefetch
 
     batches = prefetch(iter(range(3)), depth=2)
     assert next(batches) == 0

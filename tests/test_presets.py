@@ -16,7 +16,8 @@ import pytest
 from parity_data import TREC, random_lists
 
 import fastndcg
-from fastndcg._presets import EXP2_TABLE, round_half_even
+from fastndcg._core.aggregate import round_half_even
+from fastndcg._presets import EXP2_TABLE
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 NAMES = [
@@ -406,12 +407,12 @@ def test_readme_table_matches_the_registry():
 
 
 def _short(value):
-    from fastndcg._presets import _short as short
+    from fastndcg._presets.registry import _short as short
 
     return short(value)
 
 
-@pytest.mark.parametrize("name", ["fastndcg._presets", "fastndcg._compare"])
+@pytest.mark.parametrize("name", ["fastndcg._presets.registry", "fastndcg._compare"])
 def test_docstring_examples(name):
     failures, tried = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failures == 0

@@ -104,7 +104,7 @@ def test_ungrouped_input_is_an_error():
         ValueError,
         match="query 1 appears in separate places of the input: it is not grouped by query",
     ):
-        collect(score_batches(batches), fastndcg._engine.Engine.create())
+        collect(score_batches(batches), fastndcg._core.definition.Definition.create())
     scorer = StreamScorer()  # fed by hand, without collect: finish checks the ids it scored
     assert [scorer.feed(b).column("query_id").to_pylist() for b in batches] == [[1], [2, 3]]
     with pytest.raises(ValueError, match="query 1 appears in separate places of the input"):
@@ -174,7 +174,7 @@ def test_global_ideal_and_max_ideal_when_streaming(backend):
         batches = table.to_batches(max_chunksize=2)
         got = collect(
             score_batches(batches, k=[1, None], backend=backend, **options),
-            StreamScorer(k=[1, None]).engine,
+            StreamScorer(k=[1, None]).definition,
         )
         np.testing.assert_array_equal(got.per_query, expected.per_query)
 
@@ -212,7 +212,7 @@ def test_float_query_ids_stream_as_ndcg_takes_them(backend):
     second = pa.record_batch({"qid": [0.0, 2.0], "grade": [0, 1], "score": [0.9, 0.3]})
     got = collect(
         score_batches([first, second], backend=backend),
-        fastndcg._engine.Engine.create(backend=backend),
+        fastndcg._core.definition.Definition.create(backend=backend),
     )
     expected = fastndcg.ndcg(
         [1, 2, 0, 1], [0.5, 0.1, 0.9, 0.3], offsets=[0, 1, 3, 4], backend=backend

@@ -14,8 +14,8 @@ from conftest import BACKENDS, SHARED_DATA
 from reference import queries_from_csr, reference_ndcg
 
 import fastndcg
-from fastndcg._arrow import as_arrow
-from fastndcg._tables import table_layout
+from fastndcg._backends import get_backend, resolve_backend
+from fastndcg._io.arrow import as_arrow, table_layout
 from fastndcg.synthetic import make_synthetic
 
 
@@ -94,9 +94,8 @@ def test_numeric_columns_reach_the_kernels_without_a_copy(synthetic):
     )
     grade_buffer = table.column("grade").chunk(0).to_numpy()
     score_buffer = table.column("score").chunk(0).to_numpy()
-    layout = table_layout(
-        as_arrow(table), "qid", "grade", "score", use_numba="numba" in fastndcg.available_backends()
-    )
+    backend = resolve_backend("auto")
+    layout = table_layout(as_arrow(table), "qid", "grade", "score", backend)
     assert np.shares_memory(layout.grades, grade_buffer)
     assert np.shares_memory(layout.scores, score_buffer)
     if "numba" not in fastndcg.available_backends():
@@ -126,7 +125,7 @@ def test_pandas_numeric_columns_are_not_copied():
             "score": np.linspace(0, 1, 1000),
         }
     )
-    layout = table_layout(as_arrow(frame), "qid", "grade", "score", use_numba=False)
+    layout = table_layout(as_arrow(frame), "qid", "grade", "score", get_backend("numpy"))
     assert np.shares_memory(layout.scores, frame["score"].to_numpy())
 
 

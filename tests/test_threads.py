@@ -36,7 +36,7 @@ OPTIONS = [
 def test_bit_identical_for_every_thread_count(options):
     import numba
 
-    from fastndcg._backends import PARALLEL_MIN_ROWS
+    from fastndcg._backends.tuning import PARALLEL_MIN_ROWS
 
     offsets, grades, scores = skewed_data()
     assert offsets[-1] >= PARALLEL_MIN_ROWS  # else one thread runs whatever the thread count

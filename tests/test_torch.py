@@ -32,7 +32,7 @@ def test_scores_that_require_grad_score_as_their_values(backend):
 
 
 def test_a_detached_tensor_is_read_in_place():
-    from fastndcg._layout import from_torch
+    from fastndcg._core.coerce import from_torch
 
     scores = torch.tensor(SCORES, requires_grad=True)
     assert np.shares_memory(np.asarray(from_torch(scores, "scores")), scores.detach().numpy())

@@ -13,6 +13,7 @@ from conftest import NUMBA_BLOCKED, SHARED_DATA
 from reference import Item, reference_ndcg
 
 import fastndcg
+from fastndcg._io import trec_text
 from fastndcg.trec import read_qrels, read_run
 
 TREC = SHARED_DATA / "real" / "trec_eval_test"
@@ -166,17 +167,17 @@ def test_comments_tabs_and_trailing_fields_are_read():
 def test_regular_files_take_arrows_reader(tmp_path, monkeypatch, separator):
     """Files with one space or one tab between fields are read by pyarrow's CSV reader, to the
     same table as line by line; irregular lines past the sniffed head fall back to that."""
-    from fastndcg import trec
-
     lines = [separator.join((f"q{i // 7}", "0", f"d{i}", str(i % 3))) for i in range(20_000)]
     regular = tmp_path / "regular.qrels"
     regular.write_text("\n".join(lines) + "\n")
     mixed = tmp_path / "mixed.qrels"  # past the 64 KiB sniffed: other separators, a comment
     mixed.write_text("\n".join(lines) + "\nq9  0 x\t2\n# the end\n")
-    expected = trec._read_loose(regular, "qrels", trec.QRELS_COLUMNS, ["qid", "docid", "grade"], {})
+    expected = trec_text._read_loose(
+        regular, "qrels", trec_text.QRELS_COLUMNS, ["qid", "docid", "grade"], {}
+    )
     assert expected.num_rows == 20_000
     with monkeypatch.context() as patched:
-        patched.setattr(trec, "_read_loose", None)  # any line-by-line read would fail
+        patched.setattr(trec_text, "_read_loose", None)  # any line-by-line read would fail
         table = read_qrels(regular)
     assert table.column("docid").to_pylist() == expected.column("docid").to_pylist()
     assert table.column("grade").to_pylist() == [float(i % 3) for i in range(20_000)]
@@ -591,8 +592,8 @@ def test_document_ids_are_joined_and_ordered_by_their_bytes(backend, seed):
 @pytest.mark.skipif(NUMBA_BLOCKED, reason="needs numba")
 def test_the_join_tells_ids_apart_when_their_hashes_collide(monkeypatch):
     """With every id hashing alike, each query's table still tells ids apart by their bytes."""
-    from fastndcg import _kernels
-    from fastndcg.trec import _id_bytes
+    from fastndcg._backends.numba import _id_bytes
+    from fastndcg._backends.numba import trec as _kernels
 
     monkeypatch.setattr(_kernels, "_id_hash", lambda data, a, b: np.uint64(7))
     join = _kernels.match_judgments.py_func  # the Python function sees the patched hash
@@ -626,7 +627,7 @@ def test_the_join_tells_ids_apart_when_their_hashes_collide(monkeypatch):
 
 
 def test_run_heads_across_chunks_and_returning_queries():
-    from fastndcg.trec import _run_heads
+    from fastndcg._io.trec_join import _run_heads
 
     values = pa.chunked_array([["a", "a"], ["a", "b"], [], ["b", "a"], ["c"]], type=pa.string())
     heads, lengths = _run_heads(values)
@@ -649,14 +650,12 @@ def test_run_heads_across_chunks_and_returning_queries():
 def test_lines_past_the_sniffed_head_read_as_line_by_line(tmp_path, separator, tail):
     """The fast reader's separator comes from the file's first 64 KiB; a line further down
     that it would read otherwise than the line-by-line reader sends the file to that reader."""
-    from fastndcg import trec
-
     lines = [separator.join((f"q{i // 7}", "0", f"d{i % 7}", str(i % 3))) for i in range(8_000)]
     path = tmp_path / "late.qrels"
     path.write_text("\n".join(lines) + "\n" + tail)
-    assert len("\n".join(lines)) > trec._SNIFF_BYTES
+    assert len("\n".join(lines)) > trec_text._SNIFF_BYTES
     wanted, types = ["qid", "docid", "grade"], {"grade": pa.float64()}
-    expected = trec._read_loose(path, "qrels", trec.QRELS_COLUMNS, wanted, types)
+    expected = trec_text._read_loose(path, "qrels", trec_text.QRELS_COLUMNS, wanted, types)
     table = read_qrels(path)
     assert table.equals(expected)
     assert "#" not in table.column("qid").to_pylist()

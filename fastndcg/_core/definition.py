@@ -1,27 +1,33 @@
-"""The engine every entry point shares: options resolved once, then layouts scored and finished.
+"""The definition every entry point shares: options resolved once, then layouts scored.
 
-:class:`Engine` holds the checked, data-independent options of :func:`fastndcg.ndcg`. Entry
-points build a :class:`~fastndcg._layout.Layout` their own way (arrays, Arrow tables, streamed
-batches, TREC files), call :meth:`Engine.score` for DCG and IDCG, and :meth:`Engine.finish` to
+:class:`Definition` holds the checked, data-independent options of :func:`fastndcg.ndcg` (an
+NDCG definition) and the backend that computes it. Entry points build a
+:class:`~fastndcg._core.layout.Layout` their own way (arrays, Arrow tables, streamed batches,
+TREC files), call :meth:`Definition.score` for DCG and IDCG, and :meth:`Definition.finish` to
 normalise, apply the zero-IDCG rule and aggregate.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 import numbers
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import resolve_backend, run_plan, thread_limit
-from fastndcg._codes import TIE_KEY
-from fastndcg._layout import Judgments, Layout, align_ideal, check_scores, from_torch
-from fastndcg._options import (
+from fastndcg._backends import Backend, resolve_backend
+from fastndcg._backends.abi import Plan
+from fastndcg._backends.codes import SPLITMIX_GOLDEN, TIE_KEY
+from fastndcg._core.aggregate import query_weights, relative_weights
+from fastndcg._core.grouping import Judgments
+from fastndcg._core.layout import Layout, align_ideal, check_scores
+from fastndcg._core.options import (
     AGGREGATES,
+    BACKENDS,
     IDEALS,
+    KEYED_TIES,
+    SCORE_DTYPES,
     TIES,
     ZERO_IDCG,
     Discount,
@@ -32,23 +38,15 @@ from fastndcg._options import (
     parse_gain,
     plain,
 )
-from fastndcg._plan import Plan, make_plan
+from fastndcg._core.plan import make_plan
 from fastndcg._result import NDCGResult, cutoff_label
-
-_GOLDEN = 0x9E3779B97F4A7C15  # the row step of the random tie keys (see _kernels.random_key)
-
-# Tie rules that need a per-row key from the caller (e.g. document ids for TREC runs).
-KEYED_TIES = ("docid_desc",)
-
-# Precision scores are held in before ranking; "float32" reproduces tools that store them so.
-SCORE_DTYPES = ("float64", "float32")
 
 
 def engine_defaults() -> dict[str, Any]:
     """The engine options and their defaults, as in :func:`fastndcg.ndcg`'s signature."""
     return {
         name: param.default
-        for name, param in inspect.signature(Engine.create).parameters.items()
+        for name, param in inspect.signature(Definition.create).parameters.items()
         if param.kind is inspect.Parameter.KEYWORD_ONLY
     }
 
@@ -73,8 +71,11 @@ def split_options(
 
 
 @dataclass(frozen=True)
-class Engine:
-    """Checked options of an NDCG computation (see :func:`fastndcg.ndcg` for their meaning)."""
+class Definition:
+    """Checked options of an NDCG computation (see :func:`fastndcg.ndcg` for their meaning).
+
+    ``backend`` is the backend object that computes it (``backend_name`` its name).
+    """
 
     cutoffs: tuple[int | None, ...]
     gain: Gain
@@ -85,7 +86,7 @@ class Engine:
     seed: int
     zero_idcg: str
     aggregate: str
-    backend: str
+    backend: Backend
     n_threads: int | None
     score_dtype: str = "float64"
 
@@ -105,7 +106,7 @@ class Engine:
         backend: str = "auto",
         n_threads: int | None = None,
         score_dtype: str = "float64",
-    ) -> Engine:
+    ) -> Definition:
         """Check every option (before any data is read) and resolve the backend."""
         tie_name = choose("ties", ties, (*TIES, *KEYED_TIES))
         if tie_name == "random":
@@ -124,19 +125,19 @@ class Engine:
             seed=seed or 0,
             zero_idcg=choose("zero_idcg", zero_idcg, ZERO_IDCG),
             aggregate=choose("aggregate", aggregate, AGGREGATES),
-            backend=resolve_backend(backend),
-            n_threads=n_threads,
+            backend=resolve_backend(choose("backend", backend, BACKENDS)),
+            n_threads=_thread_count(n_threads),
             score_dtype=choose("score_dtype", score_dtype, SCORE_DTYPES),
         )
 
     @property
-    def use_numba(self) -> bool:
-        """True when the numba backend runs this engine."""
-        return self.backend == "numba"
+    def backend_name(self) -> str:
+        """The name of the backend (as ``backend=`` takes it)."""
+        return self.backend.name
 
     def threads(self):
         """Context manager applying ``n_threads`` for the duration of a computation."""
-        return thread_limit(self.backend, self.n_threads)
+        return self.backend.threads(self.n_threads)
 
     def check_tie_keys(self, known: bool) -> None:
         """A tie rule on document ids needs them (``known``): only TREC runs carry them."""
@@ -164,9 +165,9 @@ class Engine:
         checked by the kernel as it reads them; a NaN or infinite one raises a ValueError here.
         """
         layout = self.held_scores(layout)
-        dcg, idcg, nonfinite = run_plan(self.plan(layout, **inputs), self.backend)
+        dcg, idcg, nonfinite = self.backend.score(self.plan(layout, **inputs))
         if nonfinite and not layout.scores_checked:
-            check_scores(layout)
+            check_scores(layout, self.backend)
         return dcg, idcg
 
     def plan(
@@ -192,7 +193,7 @@ class Engine:
             if judgments is not None:
                 ideal = judgments.for_queries(layout.query_ids)
             else:
-                ideal = align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.use_numba)
+                ideal = align_ideal(layout, ideal_grades, ideal_qid, ideal_offsets, self.backend)
         tie_mode = TIE_KEY if self.ties in KEYED_TIES else TIES[self.ties]
         return make_plan(
             layout,
@@ -201,7 +202,7 @@ class Engine:
             discount=self.discount,
             tie_mode=tie_mode,
             tie_key=tie_key,
-            seed=(self.seed + row_base * _GOLDEN) % (1 << 64),
+            seed=(self.seed + row_base * SPLITMIX_GOLDEN) % (1 << 64),
             ideal_mode=IDEALS[self.ideal],
             ideal=ideal,
             max_grade=self.max_grade,
@@ -227,7 +228,7 @@ class Engine:
         """
         if self.score_dtype == "float64" or layout.scores is None:
             return layout
-        layout = check_scores(layout)
+        layout = check_scores(layout, self.backend)
         return replace(layout, scores=self.held(layout.scores))
 
     def options(self, ranked: bool) -> dict[str, Any]:
@@ -241,7 +242,7 @@ class Engine:
             **({"seed": self.seed} if self.ties == "random" and not ranked else {}),
             "zero_idcg": self.zero_idcg,
             "aggregate": self.aggregate,
-            "backend": self.backend,
+            "backend": self.backend.name,
         }
         if self.score_dtype != "float64":
             shown["score_dtype"] = self.score_dtype
@@ -306,40 +307,6 @@ class Engine:
         )
 
 
-def query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
-    """Check per-query weights: finite, >= 0, one per query."""
-    if weights is None:
-        return None
-    if isinstance(weights, str):
-        raise TypeError(
-            f"weights must hold one number per query (in result order); got the string "
-            f"{weights!r}: a column of per-row weights is not taken"
-        )
-    w = np.asarray(from_torch(weights, "weights"))
-    if w.dtype.kind not in "biuf":
-        raise TypeError(f"weights must be numeric; got dtype {w.dtype}")
-    w = w.astype(np.float64)
-    if w.shape != (n_queries,):
-        raise ValueError(
-            f"weights must hold one weight per query: {n_queries} queries, weights of shape "
-            f"{w.shape}"
-        )
-    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
-    if bad.size:
-        raise ValueError(f"weights must be finite and >= 0; weights[{bad[0]}] = {w[bad[0]]}")
-    return w
-
-
-def relative_weights(weights: np.ndarray) -> np.ndarray:
-    """``weights`` scaled exactly (by a power of two) so that the largest is in [0.5, 1).
-
-    For aggregates that depend only on the weights' ratios: no sum or product of the scaled
-    weights overflows, and subnormal weights become normal numbers.
-    """
-    top = float(weights.max()) if weights.size else 0.0
-    return np.ldexp(weights, -math.frexp(top)[1]) if top > 0 else weights
-
-
 def _random_seed(seed: Any) -> int:
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
@@ -348,3 +315,12 @@ def _random_seed(seed: Any) -> int:
     if seed >= 1 << 64:
         raise ValueError(f"seed must be below 2**64; got {seed}")
     return int(seed)
+
+
+def _thread_count(n_threads: Any) -> int | None:
+    """``n_threads`` checked as a positive int or None (the backend checks its own ceiling)."""
+    if n_threads is not None and (
+        isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer))
+    ):
+        raise TypeError(f"n_threads must be a positive int or None; got {n_threads!r}")
+    return n_threads

@@ -1,11 +1,12 @@
-"""Integer codes shared by the option parser and both backends.
+"""Integer codes and constants shared by the option parser and every backend.
 
 Kernels take plain integers (no strings, no Python objects), so every option value that reaches
 a kernel is translated to one of these codes first.
 
-Numba freezes these values into the compiled kernels, and its cache only notices changes to
-``_kernels.py`` itself: after changing a value here, delete the ``*.nbi``/``*.nbc`` files of the
-cache (``tests/test_kernels_cache.py`` fails until then).
+Numba freezes these values into the compiled kernels, and its cache only notices changes to the
+kernel file itself (``numba/score.py``): after changing a value here, delete the
+``*.nbi``/``*.nbc`` files of the cache (``tests/backends/test_kernel_cache.py`` fails until
+then).
 """
 
 # How tied scores are ordered.
@@ -32,3 +33,9 @@ WHOLE_LIST = -1
 
 # Integer grade levels at or below this count use histogram (counting) IDCG.
 MAX_HISTOGRAM_LEVELS = 256
+
+# SplitMix64 (Steele, Lea and Flood 2014): the random tie keys and the resampling streams hash
+# (seed, counter) with these constants.
+SPLITMIX_GOLDEN = 0x9E3779B97F4A7C15
+SPLITMIX_MIX1 = 0xBF58476D1CE4E5B9
+SPLITMIX_MIX2 = 0x94D049BB133111EB

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg import _codes as C
+from fastndcg._backends import codes as C
 
 TIES = {
     "average": C.TIE_AVERAGE,
@@ -29,9 +29,18 @@ IDEALS = {
     "global": C.IDEAL_GLOBAL,
     "max": C.IDEAL_MAX,
 }
+# Tie rules that need a per-row key from the caller (e.g. document ids for TREC runs).
+KEYED_TIES = ("docid_desc",)
 ZERO_IDCG = ("skip", "zero", "one", "error")
 AGGREGATES = ("mean", "ratio")
+TOOL_AGGREGATES = ("lightgbm", "xgboost", "keras_rs")
 BACKENDS = ("auto", "numba", "numpy")
+# Precision scores are held in before ranking; "float32" reproduces tools that store them so.
+SCORE_DTYPES = ("float64", "float32")
+MISSING = ("zero", "skip", "error")  # judged queries absent from a TREC run
+GROUPINGS = ("stream", "memory")  # how ndcg_parquet groups rows into queries
+ENGINES = ("dask", "spark")  # where fastndcg.dask / fastndcg.spark run
+VALIDATIONS = ("ranges", "exact")  # how colocated=True is checked there
 GAIN_NAMES = ("exp2", "linear")
 DISCOUNT_NAMES = ("log2", "jarvelin", "reciprocal")
 

@@ -1,4 +1,4 @@
-"""Vectorised NumPy twin of the Numba kernels (used when numba is unavailable, or on request).
+"""Vectorised NumPy twin of the Numba scoring kernel (``numba/score.py``).
 
 No Python loop runs per query. Queries are bucketed by list length (powers of two), each bucket
 is padded into a dense ``(n_queries, width)`` block, and every step (ranking with the tie rule,
@@ -15,15 +15,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from fastndcg import _codes as C
-from fastndcg._plan import Plan
+from fastndcg._backends import codes as C
+from fastndcg._backends.abi import Plan
+from fastndcg._backends.tuning import NUMPY_CELLS, NUMPY_PARTIAL_RATIO
 
-_PARTIAL_RATIO = 4  # select the top columns by partition when at most 1/4 of them are needed
-_CELLS = 1 << 19  # padded cells per block (each block holds a few arrays of this size)
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(C.SPLITMIX_GOLDEN)
+_MIX1 = np.uint64(C.SPLITMIX_MIX1)
+_MIX2 = np.uint64(C.SPLITMIX_MIX2)
 
 
 def random_keys(seed: int, rows: np.ndarray) -> np.ndarray:
@@ -73,7 +71,7 @@ def _blocks(lengths: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
     bounds = np.flatnonzero(np.diff(sorted_class)) + 1
     for group in np.split(nonempty[order], bounds):
         width = int(lengths[group].max())
-        per_block = max(1, _CELLS // width)
+        per_block = max(1, NUMPY_CELLS // width)
         for start in range(0, group.size, per_block):
             yield group[start : start + per_block], width
 
@@ -131,7 +129,7 @@ def _score_block(plan, queries, width, lengths, dcg, idcg) -> None:
     partial = (
         plan.scores is not None
         and plan.tie_mode in (C.TIE_AVERAGE, C.TIE_STABLE)
-        and depth * _PARTIAL_RATIO <= width
+        and depth * NUMPY_PARTIAL_RATIO <= width
     )
     if plan.scores is None:
         ranked_gains = gains
@@ -229,47 +227,9 @@ def _ideal_block(plan, queries, width, lengths, idcg) -> None:
     rows, valid = _gather(plan.ideal_offsets, queries, width, lengths)
     gains = np.where(valid, gains_of(plan.ideal_grades[rows], plan), -np.inf)
     depth = width if (plan.cutoffs < 0).any() else min(plan.k_max, width)
-    if depth * _PARTIAL_RATIO <= width:
+    if depth * NUMPY_PARTIAL_RATIO <= width:
         gains = np.partition(gains, width - depth, axis=1)[:, width - depth :]
     best = -np.sort(-gains, axis=1)[:, :depth]
     best[np.isinf(best)] = 0.0
     prefix = _prefix(best, plan.discount)
     idcg[queries] = np.take_along_axis(prefix, _cut_columns(plan, lengths), axis=1)
-
-
-def match_judgments(offsets, documents, judged_offsets, judged_documents, judged_labels):
-    """Twin of ``_kernels.match_judgments``, on integer document codes instead of id bytes.
-
-    Run rows and judgments come grouped by query (CSR ``offsets``/``judged_offsets``). Returns
-    the labels of the run rows (NaN when unjudged) and the first run row whose document repeats
-    within its query (-1 when none).
-    """
-    n_queries = offsets.size - 1
-    width = int(max(documents.max(initial=-1), judged_documents.max(initial=-1))) + 1
-    run_keys = np.repeat(np.arange(n_queries), np.diff(offsets)) * width + documents
-    judged_keys = (
-        np.repeat(np.arange(n_queries), np.diff(judged_offsets)) * width + judged_documents
-    )
-    labels = np.full(run_keys.size, np.nan)
-    if judged_keys.size:
-        order = np.argsort(judged_keys, kind="stable")
-        sorted_keys = judged_keys[order]
-        where = np.minimum(np.searchsorted(sorted_keys, run_keys), sorted_keys.size - 1)
-        found = sorted_keys[where] == run_keys
-        labels[found] = judged_labels[order][where[found]]
-    by_key = np.argsort(run_keys, kind="stable")
-    repeats = np.flatnonzero(run_keys[by_key][1:] == run_keys[by_key][:-1])
-    duplicate = int(by_key[repeats + 1].min()) if repeats.size else -1
-    return labels, duplicate
-
-
-def stray_whitespace(data: np.ndarray, separator: int, other: int) -> bool:
-    """Twin of ``_kernels.stray_whitespace``, on the bytes ``data`` (in slices of 16 MiB)."""
-    stray = np.zeros(256, dtype=bool)
-    stray[[other, 11, 12]] = True
-    step = 1 << 24
-    for start in range(0, data.size, step):
-        piece = data[start : start + step + 1]  # one byte more: the pair across the slices
-        if stray[piece].any() or ((piece[:-1] == separator) & (piece[1:] == separator)).any():
-            return True
-    return False

@@ -1,4 +1,4 @@
-"""Turn a layout plus resolved options into the kernel inputs both backends share.
+"""Turn a layout plus resolved options into the plan a backend scores.
 
 This is where options meet the data: gains are checked against the grades (a lookup table needs
 integer grades inside it, ``exp2`` needs grades >= 0), the discount table is built as long as the
@@ -10,49 +10,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 
-from fastndcg import _codes as C
-from fastndcg._layout import Layout
-from fastndcg._options import Discount, Gain
-from fastndcg._scan import ColumnStats, column_stats, readonly
+from fastndcg._backends import codes as C
+from fastndcg._backends.abi import ColumnStats, Plan, readonly
+from fastndcg._core.layout import Layout
+from fastndcg._core.options import Discount, Gain
 
 # deepest cutoff beyond the longest list that ideal="max" sums discounts to (a table of 128 MiB)
 MAX_IDEAL_SLOTS = 1 << 24
 
 _EMPTY_F = readonly(np.empty(0, dtype=np.float64))
 _EMPTY_I = readonly(np.empty(0, dtype=np.int64))
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything a backend needs, as arrays and integer codes (see ``_kernels.score_queries``)."""
-
-    offsets: np.ndarray
-    grades: np.ndarray  # grades (any kernel dtype), or float64 gains when precomputed
-    scores: np.ndarray | None  # float64 or float32; None: rows are in ranked order
-    tie_mode: int
-    tie_key: np.ndarray
-    seed: int
-    gain_mode: int
-    gain_table: np.ndarray
-    level_order: np.ndarray  # non-empty: ideal grades are integers in [0, size): IDCG by counting
-    level_gain: np.ndarray
-    discount: np.ndarray
-    discount_prefix: np.ndarray
-    cutoffs: np.ndarray  # int64, WHOLE_LIST for "no cutoff"
-    k_max: int
-    ideal_mode: int
-    ideal_offsets: np.ndarray
-    ideal_grades: np.ndarray
-    max_gain: float
-
-    @property
-    def n_queries(self) -> int:
-        """Number of queries."""
-        return self.offsets.size - 1
 
 
 def make_plan(
@@ -240,7 +210,9 @@ def _check_table_grades(
     if values.size == 0:
         return
     if stats is None:
-        stats = column_stats(values, use_numba=False)
+        whole = values == np.floor(values)
+        first = -1 if whole.all() else int(np.argmin(whole))
+        stats = ColumnStats(float(values.min()), float(values.max()), -1, first)
     if not stats.integral:  # the stats may be of the rows before grouping: find it in values
         row = int(np.flatnonzero(values != np.floor(values))[0])
         raise ValueError(

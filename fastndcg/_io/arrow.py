@@ -3,7 +3,7 @@
 A numeric column without nulls held in one chunk becomes a read-only NumPy view of the Arrow
 buffer; only multi-chunk columns (concatenated), booleans (bit-packed in Arrow) and
 non-numeric query ids (dictionary-encoded) are copied, once. The layout then converts, once, a
-column whose type the kernels do not read (see :mod:`fastndcg._layout`).
+column whose type the kernels do not read (see :mod:`fastndcg._core.coerce`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._layout import group_codes, group_rows
+from fastndcg._backends import Backend
+from fastndcg._core.coerce import as_grade_vector, as_score_vector
+from fastndcg._core.grouping import group_codes, group_rows
+from fastndcg._core.layout import Layout, finish_layout
 
 # Arrow's take has no kernel for view types: their values are handled as the large types
 VIEW_TYPES = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
@@ -179,7 +182,7 @@ def check_id_column(values: pa.ChunkedArray | pa.Array, name: str, base_row: int
 
 
 def group_column(
-    values: pa.ChunkedArray | pa.Array, name: str, use_numba: bool
+    values: pa.ChunkedArray | pa.Array, name: str, backend: Backend
 ) -> tuple[np.ndarray, Any, np.ndarray | None]:
     """Group rows by the query-id column: ``(offsets, query_ids, row_order)``.
 
@@ -190,7 +193,7 @@ def group_column(
     kind = values.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         ids = numeric_column(values, name, "qid")
-        return group_rows(ids, ids.size, f"column {name!r}", use_numba)
+        return group_rows(ids, ids.size, f"column {name!r}", backend)
     if isinstance(values, pa.ChunkedArray) and not pa.types.is_dictionary(kind):
         encoded = pc.dictionary_encode(values)
         if encoded.num_chunks == 0:
@@ -223,3 +226,25 @@ def ids_to_numpy(ids: Any) -> np.ndarray:
     if isinstance(ids, (pa.Array, pa.ChunkedArray)):
         return ids.to_numpy(zero_copy_only=False)
     return np.asarray(ids)
+
+
+def table_layout(
+    data: Any, qid: str | None, grade: str, score: str | None, backend: Backend
+) -> Layout:
+    """The CSR layout of an Arrow table or record batch (views of its buffers where possible)."""
+    names = value_names(grade, score)
+    grades = as_grade_vector(numeric_column(column(data, grade, "grade"), grade, "grade"), names[0])
+    scores = None
+    if score is not None:
+        scores = as_score_vector(
+            numeric_column(column(data, score, "score"), score, "score"), names[1]
+        )
+    if qid is None:
+        n = grades.size
+        offsets = np.array([0, n] if n else [0], dtype=np.int64)
+        ids, order = np.arange(offsets.size - 1), None
+    else:
+        offsets, ids, order = group_column(column(data, qid, "qid"), qid, backend)
+    return finish_layout(
+        offsets, grades, scores, ids_to_numpy(ids), lambda r: f"row {r}", backend, order, names
+    )

@@ -1,0 +1,217 @@
+"""The backends: the only place that knows how NDCG is computed on a machine.
+
+A backend is one object behind the :class:`Backend` protocol. It scores plans, scans columns,
+finds runs of equal query ids and joins TREC runs with their judgments. The rest of the package
+talks to the object it gets from :func:`resolve_backend` and never imports a kernel.
+
+Two backends are registered here: ``"numba"`` (parallel Numba kernels on the thread pool of
+:mod:`fastndcg._backends.parallel`; numba is imported on first use) and ``"numpy"`` (a
+vectorised twin). A third is added by writing one package beside them and registering it with
+:func:`register_backend`. ``"auto"`` picks the first available backend that registered itself
+for automatic choice, unless ``FASTNDCG_BACKEND`` names one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
+
+ENV_BACKEND = "FASTNDCG_BACKEND"
+
+
+class Backend(Protocol):
+    """What every backend does; all arrays are NumPy arrays on the host.
+
+    Attributes
+    ----------
+    name : str
+        The name ``backend=`` takes.
+    checks_scores : bool
+        True when :meth:`score` counts NaN and infinite scores as it reads them, so that the
+        caller need not scan the scores first (it names the bad row only when one is found).
+    serves_single_lists : bool
+        True when :meth:`scan_list` and :meth:`score_range` exist: the per-call fast path of
+        :class:`fastndcg.Scorer`.
+    """
+
+    name: str
+    checks_scores: bool
+    serves_single_lists: bool
+
+    def threads(self, n_threads: int | None) -> AbstractContextManager[None]:
+        """Run the block with ``n_threads`` threads (None: the current setting)."""
+        ...
+
+    def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
+        """DCG and IDCG ``(n_queries, n_cutoffs)`` of ``plan``, and the non-finite scores met."""
+        ...
+
+    def column_stats(self, values: np.ndarray, integral: bool = True) -> ColumnStats:
+        """Scan a 1-D column (a kernel dtype) once; ``integral=False`` skips that check."""
+        ...
+
+    def run_bounds(self, ids: np.ndarray) -> np.ndarray:
+        """Start row of every run of equal consecutive ids, and the row count at the end."""
+        ...
+
+    def stray_whitespace(self, data: np.ndarray, separator: int, other: int) -> bool:
+        """Whether the bytes ``data`` hold whitespace besides single ``separator`` bytes."""
+        ...
+
+    def document_ids(self, judged: Any, run: Any, ordered: bool) -> tuple[DocumentIds, DocumentIds]:
+        """The judgments' and the run's document ids (Arrow string columns) for the join.
+
+        ``ordered``: the ids will also rank ties (trec_eval's descending byte order).
+        """
+        ...
+
+    def match_judgments(
+        self,
+        offsets: np.ndarray,
+        order: np.ndarray | None,
+        ids: DocumentIds,
+        judged_offsets: np.ndarray,
+        judged_rows: np.ndarray,
+        judged_ids: DocumentIds,
+        judged_labels: np.ndarray,
+    ) -> tuple[np.ndarray, int]:
+        """Labels of the run rows grouped by query (NaN: unjudged), and a repeated position.
+
+        Position ``p`` of the CSR ``offsets`` is run row ``order[p]`` (``order`` None: row
+        ``p``); position ``p`` of ``judged_offsets`` is judgment ``judged_rows[p]``. The second
+        value is the first position whose document repeats within its query (-1: none).
+        """
+        ...
+
+    def docid_ranks(
+        self, offsets: np.ndarray, order: np.ndarray | None, ids: DocumentIds, scores: np.ndarray
+    ) -> np.ndarray:
+        """Per run row, a key ordering each query's rows by descending document id bytes.
+
+        Only the order between rows of a query with equal ``scores`` counts.
+        """
+        ...
+
+    def first_ranked(
+        self,
+        offsets: np.ndarray,
+        order: np.ndarray | None,
+        scores: np.ndarray,
+        tie_key: np.ndarray | None,
+        max_docs: int,
+    ) -> np.ndarray:
+        """Which run rows are among the first ``max_docs`` of their query's ranking.
+
+        By ``scores`` descending, ties by ``tie_key`` ascending (None: run order).
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class _Registered:
+    load: Callable[[], Backend]  # raises ImportError when the backend cannot run here
+    automatic: bool  # "auto" may pick it
+    missing: str  # what to install when it cannot be loaded
+
+
+_REGISTRY: dict[str, _Registered] = {}
+_LOADED: dict[str, Backend | ImportError] = {}
+
+
+def register_backend(
+    name: str, load: Callable[[], Backend], *, automatic: bool = True, missing: str = ""
+) -> None:
+    """Register a backend under ``name``, after those registered before (preference order).
+
+    ``load`` builds the backend object; it raises ImportError when the backend cannot run here
+    (a missing package), which ``missing`` then words as the fix.
+    """
+    _REGISTRY[name] = _Registered(load, automatic, missing)
+    _LOADED.pop(name, None)
+
+
+def backend_names() -> tuple[str, ...]:
+    """Every registered backend name, best first (available here or not)."""
+    return tuple(_REGISTRY)
+
+
+def get_backend(name: str) -> Backend | None:
+    """The backend called ``name``, or None when it cannot run here."""
+    loaded = _LOADED.get(name)
+    if loaded is None:
+        try:
+            loaded = _REGISTRY[name].load()
+        except ImportError as exc:
+            loaded = exc
+        _LOADED[name] = loaded
+    return None if isinstance(loaded, ImportError) else loaded
+
+
+def numba_available() -> bool:
+    """True when numba can be imported (then ``backend="numba"`` works)."""
+    return get_backend("numba") is not None
+
+
+def available_backends() -> tuple[str, ...]:
+    """Names of the backends that can run here, best first."""
+    return tuple(name for name in _REGISTRY if get_backend(name) is not None)
+
+
+def automatic_backend() -> Backend:
+    """The backend ``"auto"`` resolves to (``FASTNDCG_BACKEND`` aside)."""
+    for name, entry in _REGISTRY.items():
+        backend = get_backend(name) if entry.automatic else None
+        if backend is not None:
+            return backend
+    raise RuntimeError("no backend can run here")  # numpy always can
+
+
+def unavailable_reason(name: str) -> str:
+    """Why backend ``name`` cannot run here, and what to install."""
+    return _REGISTRY[name].missing
+
+
+def resolve_backend(name: str) -> Backend:
+    """The backend object for a checked option value (``"auto"`` or a registered name).
+
+    ``"auto"`` follows ``FASTNDCG_BACKEND`` when set. A named backend that cannot run here is
+    an ImportError naming what to install.
+    """
+    if name == "auto":
+        name = os.environ.get(ENV_BACKEND, "auto") or "auto"
+        if name != "auto" and name not in _REGISTRY:
+            valid = ", ".join(repr(v) for v in ("auto", *_REGISTRY))
+            raise ValueError(
+                f"unknown {ENV_BACKEND} environment variable={name!r}; valid values are {valid}"
+            )
+        if name == "auto":
+            return automatic_backend()
+    backend = get_backend(name)
+    if backend is None:
+        raise ImportError(
+            f"backend={name!r} needs {unavailable_reason(name)} or use backend='numpy'"
+        )
+    return backend
+
+
+def _load(module: str, cls: str) -> Callable[[], Backend]:
+    def load() -> Backend:
+        return getattr(importlib.import_module(module), cls)()
+
+    return load
+
+
+register_backend(
+    "numba",
+    _load("fastndcg._backends.numba", "NumbaBackend"),
+    missing="numba, which cannot be imported here; install it (pip install numba)",
+)
+register_backend("numpy", _load("fastndcg._backends.numpy", "NumpyBackend"), missing="numpy")

@@ -1,0 +1,186 @@
+"""The contract between the Python side and every backend: arrays and integer codes, named.
+
+Nothing here validates: the core has checked every value before it builds these structures.
+
+- :class:`ColumnStats`: what one scan of a column found (validation and planning read it).
+- :class:`Plan`: everything a backend needs to score a layout.
+- :class:`KernelArgs`: the plan as the Numba scoring kernel takes it. Grades and scores travel
+  as tuples of read-only views, one slot per dtype the kernels read (:data:`GRADE_SLOTS`,
+  :data:`SCORE_SLOTS`), the unused slots empty, plus the code of the slot holding the data:
+  one compiled signature then serves every input dtype without a conversion copy.
+- :class:`DocumentIds`: a TREC run's or its judgments' document ids, in the form a backend's
+  join compares them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+# dtypes the kernels read without a copy, in the slot order of the kernels' view tuples
+GRADE_SLOTS = tuple(
+    np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16, np.int8, np.uint8)
+)
+SCORE_SLOTS = GRADE_SLOTS[:2]
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """What one pass over a column found.
+
+    ``first_nonfinite``/``first_nonintegral`` are row numbers, -1 when there is none (or, for
+    ``first_nonintegral``, when the scan was told not to look). ``low`` and ``high`` (the
+    extreme values; inf/-inf for an empty column) are only meaningful when every value is
+    finite.
+    """
+
+    low: float
+    high: float
+    first_nonfinite: int
+    first_nonintegral: int
+
+    @property
+    def integral(self) -> bool:
+        """True when every value is a whole number."""
+        return self.first_nonintegral < 0
+
+
+def readonly(values: np.ndarray) -> np.ndarray:
+    """``values``, or a read-only view of it.
+
+    Numba compiles a kernel once per array type, and writeability is part of the type: passing
+    every column read-only (as Arrow hands them over) halves the signatures to compile.
+    """
+    if values.flags.writeable:
+        values = values.view()
+        values.flags.writeable = False
+    return values
+
+
+def _empty_readonly(dtype: np.dtype) -> np.ndarray:
+    return readonly(np.empty(0, dtype=dtype))
+
+
+# one shared empty read-only array per dtype fills the unused slots of every views tuple
+_EMPTY_TUPLES = {
+    slots: tuple(_empty_readonly(dtype) for dtype in slots) for slots in (GRADE_SLOTS, SCORE_SLOTS)
+}
+
+
+def views(values: np.ndarray, slots: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:
+    """A tuple with one read-only array per dtype slot (``values`` in its slot), and the slot."""
+    code = slots.index(values.dtype)
+    empty = _EMPTY_TUPLES[slots]
+    return (*empty[:code], readonly(values), *empty[code + 1 :]), code
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a backend needs to score a layout, as arrays and integer codes."""
+
+    offsets: np.ndarray
+    grades: np.ndarray  # grades (any kernel dtype), or float64 gains when precomputed
+    scores: np.ndarray | None  # float64 or float32; None: rows are in ranked order
+    tie_mode: int
+    tie_key: np.ndarray
+    seed: int
+    gain_mode: int
+    gain_table: np.ndarray
+    level_order: np.ndarray  # non-empty: ideal grades are integers in [0, size): IDCG by counting
+    level_gain: np.ndarray
+    discount: np.ndarray
+    discount_prefix: np.ndarray
+    cutoffs: np.ndarray  # int64, WHOLE_LIST for "no cutoff"
+    k_max: int
+    ideal_mode: int
+    ideal_offsets: np.ndarray
+    ideal_grades: np.ndarray
+    max_gain: float
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return self.offsets.size - 1
+
+
+class KernelArgs(NamedTuple):
+    """The inputs of the Numba scoring kernel (``numba/score.py``, ``score_queries``).
+
+    ``offsets`` and the grade, score and judgment views are the data; the other fields depend
+    only on the options and on what the plan derived from the data, which lets
+    :class:`fastndcg.Scorer` reuse them for lists of the same length and grade range.
+    """
+
+    offsets: np.ndarray
+    grades: tuple[np.ndarray, ...]
+    grade_code: int
+    scores: tuple[np.ndarray, ...]
+    score_code: int
+    ranked: bool
+    tie_mode: int
+    tie_key: np.ndarray
+    seed: np.uint64
+    gain_mode: int
+    gain_table: np.ndarray
+    level_order: np.ndarray
+    level_gain: np.ndarray
+    discount: np.ndarray
+    discount_prefix: np.ndarray
+    cutoffs: np.ndarray
+    k_max: int
+    ideal_mode: int
+    ideal_offsets: np.ndarray
+    ideal_grades: tuple[np.ndarray, ...]
+    ideal_code: int
+    max_gain: float
+
+    @classmethod
+    def of(cls, plan: Plan) -> KernelArgs:
+        """The kernel's inputs for ``plan``."""
+        grades, grade_code = views(plan.grades, GRADE_SLOTS)
+        ideal_grades, ideal_code = views(plan.ideal_grades, GRADE_SLOTS)
+        scores, score_code = views(
+            plan.scores if plan.scores is not None else plan.discount[:0], SCORE_SLOTS
+        )
+        return cls(
+            offsets=plan.offsets,
+            grades=grades,
+            grade_code=grade_code,
+            scores=scores,
+            score_code=score_code,
+            ranked=plan.scores is None,
+            tie_mode=plan.tie_mode,
+            tie_key=plan.tie_key,
+            seed=np.uint64(plan.seed),
+            gain_mode=plan.gain_mode,
+            gain_table=plan.gain_table,
+            level_order=plan.level_order,
+            level_gain=plan.level_gain,
+            discount=plan.discount,
+            discount_prefix=plan.discount_prefix,
+            cutoffs=plan.cutoffs,
+            k_max=plan.k_max,
+            ideal_mode=plan.ideal_mode,
+            ideal_offsets=plan.ideal_offsets,
+            ideal_grades=ideal_grades,
+            ideal_code=ideal_code,
+            max_gain=plan.max_gain,
+        )
+
+
+@dataclass(frozen=True)
+class DocumentIds:
+    """The document ids of a run or of judgments, as a backend's join compares them.
+
+    ``column`` holds the ids themselves, for messages. The Numba join compares their bytes: id
+    ``r`` is ``data[bounds[r]:bounds[r + 1]]``. The NumPy join compares integer ``codes``
+    instead, shared by the run and the judgments (numbered in descending byte order of the ids
+    when trec_eval's tie order is asked for).
+    """
+
+    column: Any  # pyarrow.ChunkedArray of strings
+    bounds: np.ndarray | None = None
+    data: np.ndarray | None = None
+    codes: np.ndarray | None = None

@@ -1,0 +1,300 @@
+"""The Numba backend: compiled kernels run on the process-wide thread pool.
+
+The kernels live in one file per call tree (``score.py``, ``scan.py``, ``trec.py``), so that
+Numba's per-file cache invalidation sees every change of a tree. numba is imported when the
+backend is first loaded, never at ``import fastndcg``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from fastndcg._backends import tuning
+from fastndcg._backends.abi import ColumnStats, DocumentIds, KernelArgs, Plan, readonly
+from fastndcg._backends.numpy import scan as numpy_scan
+from fastndcg._backends.numpy import trec as numpy_trec
+from fastndcg._backends.parallel import by_query_chunks, chunk_bounds, run_chunks
+
+# query id dtypes the run-bound kernel reads (native byte order); others are compared by NumPy
+_RUN_DTYPES = tuple(
+    np.dtype(t) for t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")
+)
+_NO_ORDER = np.zeros(0, dtype=np.int64)  # rows already grouped by query
+
+
+def _import_kernels() -> tuple[Any, Any, Any, Any]:
+    """Numba and the three kernel modules; an interrupted import leaves nothing half-made.
+
+    A KeyboardInterrupt while numba imports would leave a partly initialised ``numba`` in
+    ``sys.modules``, and every later import would fail on it: those modules are dropped, so
+    the next call imports them again.
+    """
+    try:
+        import numba
+
+        from fastndcg._backends.numba import scan, score, trec
+    except BaseException as exc:
+        if not isinstance(exc, ImportError):
+            for name in list(sys.modules):
+                if name.split(".")[0] in ("numba", "llvmlite") or name.startswith(__name__ + "."):
+                    del sys.modules[name]
+        raise
+    return numba, score, scan, trec
+
+
+class NumbaBackend:
+    """Numba kernels on fastndcg's thread pool (see :mod:`fastndcg._backends`)."""
+
+    name = "numba"
+    checks_scores = True
+    serves_single_lists = True
+
+    def __init__(self) -> None:
+        self._numba, self._score, self._scan, self._trec = _import_kernels()
+
+    # -- threads -----------------------------------------------------------------------------
+
+    def thread_count(self) -> int:
+        """Numba's current thread count (this thread included)."""
+        return self._numba.get_num_threads()
+
+    @contextlib.contextmanager
+    def threads(self, n_threads: int | None) -> Iterator[None]:
+        """Run the block with ``n_threads`` Numba threads, restoring the count after."""
+        if n_threads is None:
+            yield
+            return
+        ceiling = self._numba.config.NUMBA_NUM_THREADS
+        if not 1 <= n_threads <= ceiling:
+            raise ValueError(
+                f"n_threads must be between 1 and {ceiling} (NUMBA_NUM_THREADS, set before "
+                f"numba is imported, is the ceiling); got {n_threads}"
+            )
+        previous = self._numba.get_num_threads()
+        self._numba.set_num_threads(int(n_threads))
+        try:
+            yield
+        finally:
+            self._numba.set_num_threads(previous)
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
+        """DCG and IDCG of ``plan`` (see :class:`fastndcg._backends.Backend`)."""
+        kernel = self._score.score_queries
+        threads = self.thread_count()
+        rows = plan.offsets[-1]
+        dcg = np.zeros((plan.cutoffs.size, plan.n_queries))  # the kernel's layout; returned as .T
+        idcg = np.zeros_like(dcg)
+        args = KernelArgs.of(plan)
+        if threads == 1 or rows < tuning.PARALLEL_MIN_ROWS:
+            nonfinite = kernel(0, plan.n_queries, args, dcg, idcg)
+            return dcg.T, idcg.T, nonfinite
+        # large inputs in more chunks than threads, so that a slow chunk does not hold the others
+        per_thread = tuning.CHUNKS_PER_THREAD if rows >= tuning.MANY_ROWS else 1
+        bounds = chunk_bounds(plan.offsets, threads * per_thread)
+        counts = run_chunks(
+            lambda c: kernel(bounds[c], bounds[c + 1], args, dcg, idcg), bounds.size - 1, threads
+        )
+        return dcg.T, idcg.T, sum(counts)
+
+    def score_range(
+        self, args: KernelArgs, q0: int, q1: int, dcg: np.ndarray, idcg: np.ndarray
+    ) -> int:
+        """The scoring kernel on queries ``q0:q1``, on this thread (outputs ``[cutoff, query]``)."""
+        return self._score.score_queries(q0, q1, args, dcg, idcg)
+
+    # -- scans -------------------------------------------------------------------------------
+
+    def scan_list(self, values: np.ndarray, integral: bool) -> tuple[float, float, int, int]:
+        """min, max, non-finite and non-integral count of read-only ``values``, on this thread.
+
+        Integer columns are finite and integral: only their range is scanned.
+        """
+        return self._scan_part(values, 0, values.size, integral)
+
+    def _scan_part(
+        self, values: np.ndarray, a: int, b: int, integral: bool
+    ) -> tuple[float, float, int, int]:
+        if values.dtype.kind == "f":
+            return self._scan.scan_floats(values, a, b, integral)
+        low, high = self._scan.scan_integers(values, a, b)
+        return low, high, 0, 0
+
+    def column_stats(self, values: np.ndarray, integral: bool = True) -> ColumnStats:
+        """One scan of ``values``: a kernel (long columns in chunks on threads), else NumPy."""
+        if values.size < tuning.SCAN_KERNEL_ROWS:
+            return numpy_scan.column_stats(values, integral)
+        values = readonly(values)
+        threads = self.thread_count()
+        if threads == 1 or values.size < tuning.SCAN_PARALLEL_ROWS:
+            parts = [self._scan_part(values, 0, values.size, integral)]
+        else:
+            bounds = np.linspace(0, values.size, 2 * threads + 1).astype(np.int64)
+            scan = lambda c: self._scan_part(values, bounds[c], bounds[c + 1], integral)  # noqa: E731
+            parts = run_chunks(scan, bounds.size - 1, threads)
+        low = min(p[0] for p in parts)
+        high = max(p[1] for p in parts)
+        bad = -1
+        frac = -1
+        if sum(p[2] for p in parts):  # rare: locate the first offending row
+            bad = int(self._scan.first_row(values, 0, values.size, True))
+        elif sum(p[3] for p in parts):
+            frac = int(self._scan.first_row(values, 0, values.size, False))
+        return ColumnStats(float(low), float(high), bad, frac)
+
+    def run_bounds(self, ids: np.ndarray) -> np.ndarray:
+        """Start row of every run of equal consecutive ids, and the row count at the end."""
+        if ids.dtype in _RUN_DTYPES:
+            return self._scan.run_starts(readonly(np.ascontiguousarray(ids)))
+        return numpy_scan.run_bounds(ids)
+
+    # -- TREC --------------------------------------------------------------------------------
+
+    def stray_whitespace(self, data: np.ndarray, separator: int, other: int) -> bool:
+        """Whether the bytes ``data`` hold whitespace besides single ``separator`` bytes.
+
+        8 bytes at a time in 64-bit words, read in little-endian order (elsewhere: NumPy).
+        """
+        if sys.byteorder != "little":
+            return numpy_trec.stray_whitespace(data, separator, other)
+        kernel = self._trec.stray_whitespace
+        threads = self.thread_count()
+        body = data.size // 8 - 1  # whole words followed by another whole word
+        if body > 0:
+            words = data[: (body + 1) * 8].view(np.uint64)
+            chunks = 4 * threads
+            bounds = np.linspace(0, body, chunks + 1).astype(np.int64)
+            found = run_chunks(
+                lambda c: kernel(words, bounds[c], bounds[c + 1], separator, other),
+                chunks,
+                threads,
+            )
+            if any(found):
+                return True
+        tail = np.zeros(24, dtype=np.uint8)  # the last 8-15 bytes (or all of a short file), padded
+        rest = data[max(body, 0) * 8 :]
+        tail[: rest.size] = rest
+        tail.setflags(write=False)  # read-only like the mapped file: one compiled signature
+        return bool(kernel(tail.view(np.uint64), 0, 2, separator, other))
+
+    def document_ids(self, judged: Any, run: Any, ordered: bool) -> tuple[DocumentIds, DocumentIds]:
+        """Both sides' ids as bytes: each query is joined on its own ids, nothing hashed globally.
+
+        With millions of distinct ids (a real collection) a global hash table outgrows the CPU
+        caches and costs seconds.
+        """
+        return DocumentIds(judged, *_id_bytes(judged)), DocumentIds(run, *_id_bytes(run))
+
+    def match_judgments(
+        self,
+        offsets: np.ndarray,
+        order: np.ndarray | None,
+        ids: DocumentIds,
+        judged_offsets: np.ndarray,
+        judged_rows: np.ndarray,
+        judged_ids: DocumentIds,
+        judged_labels: np.ndarray,
+    ) -> tuple[np.ndarray, int]:
+        """Join each query's run rows with its judgments (see the protocol)."""
+        kernel = self._trec.match_judgments
+        labels = np.asarray(judged_labels, dtype=np.float64)
+        out = np.empty(len(ids.column))
+        order = _NO_ORDER if order is None else order
+
+        def join(q0: int, q1: int) -> int:
+            duplicate = np.full(1, -1, dtype=np.int64)
+            kernel(
+                q0,
+                q1,
+                offsets,
+                order,
+                ids.bounds,
+                ids.data,
+                judged_offsets,
+                judged_rows,
+                judged_ids.bounds,
+                judged_ids.data,
+                labels,
+                out,
+                duplicate,
+            )
+            return int(duplicate[0])
+
+        found = [d for d in by_query_chunks(offsets, join, self.thread_count()) if d >= 0]
+        return out, min(found) if found else -1
+
+    def docid_ranks(
+        self, offsets: np.ndarray, order: np.ndarray | None, ids: DocumentIds, scores: np.ndarray
+    ) -> np.ndarray:
+        """Each query's ids sorted on their own, only in queries with tied ``scores``."""
+        kernel = self._trec.descending_id_ranks
+        ranks = np.empty(len(ids.column), dtype=np.int64)
+        order = _NO_ORDER if order is None else order
+        bits = scores.view(np.uint64)
+        by_query_chunks(
+            offsets,
+            lambda q0, q1: kernel(
+                q0, q1, offsets, order, ids.bounds, ids.data, scores, bits, ranks
+            ),
+            self.thread_count(),
+        )
+        return ranks
+
+    def first_ranked(
+        self,
+        offsets: np.ndarray,
+        order: np.ndarray | None,
+        scores: np.ndarray,
+        tie_key: np.ndarray | None,
+        max_docs: int,
+    ) -> np.ndarray:
+        """A selection within each query (no sort): ``O(n log max_docs)`` per query."""
+        kernel = self._trec.first_ranked
+        keep = np.zeros(scores.size, dtype=bool)
+        order = _NO_ORDER if order is None else order
+        key = _NO_ORDER if tie_key is None else tie_key
+        by_query_chunks(
+            offsets,
+            lambda q0, q1: kernel(q0, q1, offsets, order, scores, key, max_docs, keep),
+            self.thread_count(),
+        )
+        return keep
+
+    # -- the compile cache -------------------------------------------------------------------
+
+    def scoring_kernel_cached(self) -> bool:
+        """Whether the scoring kernel is compiled in this process or in the compile cache."""
+        kernel = self._score.score_queries
+        if kernel.overloads:
+            return True
+        try:  # Numba's cache index for the current source (empty when stale or missing)
+            return bool(kernel._cache._cache_file._load_index())
+        except Exception:  # another Numba version: report not cached
+            return False
+
+    def compiled_codes(self) -> tuple[int, ...]:
+        """The integer codes as frozen into the compiled scoring kernel (a stale-cache check)."""
+        return self._score.compiled_codes()
+
+
+def _id_bytes(column: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(bounds, data)`` of a string column without nulls: value ``r`` is ``data[b[r]:b[r + 1]]``.
+
+    Arrow combines the chunks into one buffer (with 64-bit offsets: no 2 GiB limit), in its own
+    memory pool, which reuses what the CSV reader freed; both arrays are views of it.
+    """
+    import pyarrow as pa
+
+    combined = column.cast(pa.large_string()).combine_chunks()
+    n = len(combined)
+    _, offsets, data = combined.buffers()
+    if offsets is None:  # no values
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    bounds = np.frombuffer(offsets, dtype=np.int64)[combined.offset : combined.offset + n + 1]
+    return bounds, np.zeros(0, dtype=np.uint8) if data is None else np.frombuffer(data, np.uint8)

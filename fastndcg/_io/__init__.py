@@ -1,0 +1,1 @@
+"""Rows in, layouts out: Arrow tables, Parquet sources and TREC files (pyarrow lives here)."""

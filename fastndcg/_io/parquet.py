@@ -1,0 +1,241 @@
+"""Parquet sources read in record batches with bounded memory: files, directories, datasets.
+
+The pieces :func:`fastndcg.ndcg_parquet` streams with: opening a source as a dataset (a
+directory's ``*.parquet`` files in sorted path order), checking its columns, decoding batches
+in a background thread a bounded number ahead, and a progress bar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid on first use
+    import pyarrow.dataset as ds
+
+
+LARGEST_BATCH = (1 << 31) - 1  # Arrow's batch size is an int32
+
+
+_PREFETCH = 2  # decoded batches waiting while the current one is scored
+
+
+def open_dataset(source: Any) -> ds.Dataset:
+    """A ``pyarrow.dataset`` over ``source``; a directory lists ``*.parquet`` in sorted order."""
+    import pyarrow.dataset as ds
+
+    if isinstance(source, ds.Dataset):
+        return source
+    if isinstance(source, (list, tuple)):
+        paths = [str(p) for p in source]
+        if not paths:
+            raise ValueError("no Parquet files given: the list is empty")
+        seen: set[Path] = set()
+        for p in paths:
+            resolved = Path(p).resolve()
+            if resolved in seen:
+                raise ValueError(f"{p} is listed twice (its rows would count twice); list it once")
+            seen.add(resolved)
+    else:
+        path = Path(source)
+        if path.is_dir():  # Spark names directories *.parquet too
+            paths = sorted(
+                str(p)
+                for p in path.rglob("*.parquet")
+                if p.is_file() and not _hidden(p.relative_to(path))
+            )
+            if not paths:
+                raise FileNotFoundError(
+                    f"no *.parquet files under {path} (names starting with _ or . are skipped, "
+                    "as pyarrow.dataset skips them)"
+                )
+        elif path.exists():
+            paths = [str(path)]
+        else:
+            raise FileNotFoundError(f"no such file or directory: {path}")
+    try:
+        return ds.dataset(paths, format="parquet")
+    except pa.ArrowInvalid as exc:  # Arrow's message names the file; the fix is ours to say
+        raise ValueError(
+            f"{str(exc).rstrip('.')}; ndcg_parquet reads Parquet files: read other formats "
+            "with pyarrow (e.g. pyarrow.csv.read_csv) and score the table with "
+            "fastndcg.ndcg_table"
+        ) from exc
+
+
+def check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streaming: bool) -> None:
+    """Every file must hold the columns (partition keys aside, which streaming cannot read)."""
+    _require(columns, dataset.schema.names, describe(source), _hive_hint(dataset, columns))
+    keys = _partition_keys(dataset) & set(columns)
+    if keys:
+        if streaming:
+            raise ValueError(
+                f"column {sorted(keys)[0]!r} is a partition key of the dataset, which streaming "
+                "file by file does not read; pass group='memory'"
+            )
+        return
+    for fragment in dataset.get_fragments():
+        _require(columns, fragment.physical_schema.names, fragment.path)
+
+
+def _require(columns: list[str], names: list[str], where: str, hint: str = "") -> None:
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise KeyError(
+            f"column {missing[0]!r} not found in {where}; it has columns: {', '.join(names)}"
+            + hint.format(name=missing[0])
+        )
+
+
+def _hive_hint(dataset: ds.Dataset, columns: list[str]) -> str:
+    """The fix, when a missing column names ``name=value`` directories of the files.
+
+    That is hive partitioning, which a dataset opened from paths does not read.
+    """
+    levels = {
+        part.split("=", 1)[0]
+        for path in getattr(dataset, "files", ())
+        for part in Path(path).parts[:-1]
+        if "=" in part
+    }
+    if not levels & set(columns):
+        return ""
+    return (
+        ". {name!r} names directories of the files (hive partitioning): pass "
+        "pyarrow.dataset.dataset(path, partitioning='hive') as the source, with group='memory'"
+    )
+
+
+def _partition_keys(dataset: ds.Dataset) -> set[str]:
+    """Columns known from the files' paths (hive partitioning), not stored in the files."""
+    partitioning = getattr(dataset, "partitioning", None)
+    return set(partitioning.schema.names) if partitioning is not None else set()
+
+
+def read_whole(dataset: ds.Dataset, columns: list[str]) -> pa.Table:
+    """The columns of every file, in one table whose types each file's promote to.
+
+    int32 and int64 become int64, float32 and float64 float64, and so on; reading the dataset
+    as one would cast every file to the first file's types (float64 scores rounded to float32
+    could tie). Partition keys are only known to the whole dataset, which reads them.
+    """
+    if _partition_keys(dataset) & set(columns):
+        return dataset.to_table(columns=columns)
+    pieces = [fragment.to_table(columns=columns) for fragment in dataset.get_fragments()]
+    if not pieces:
+        return dataset.to_table(columns=columns)
+    return pa.concat_tables(pieces, promote_options="permissive")
+
+
+def _hidden(relative: Path) -> bool:
+    """Whether a file below a directory is skipped, as ``pyarrow.dataset``, Spark and Hive do.
+
+    Names starting with ``_`` or ``.`` hold job leftovers (``_temporary/``), metadata or
+    copies (``.ipynb_checkpoints/``), not the data.
+    """
+    return any(part.startswith(("_", ".")) for part in relative.parts)
+
+
+def describe(source: Any) -> str:
+    """A short name for ``source`` in messages."""
+    import pyarrow.dataset as ds
+
+    return "the dataset" if isinstance(source, ds.Dataset) else str(source)
+
+
+def iter_batches(
+    dataset: ds.Dataset, columns: list[str], batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of ``columns``, fragment by fragment, in order."""
+    import pyarrow.dataset as ds
+
+    # no pre-buffering: it would hold whole row groups (and more) in memory ahead of decoding
+    parquet = isinstance(getattr(dataset, "format", None), ds.ParquetFileFormat)
+    options = ds.ParquetFragmentScanOptions(pre_buffer=False) if parquet else None
+    for fragment in dataset.get_fragments():
+        yield from fragment.to_batches(
+            columns=columns,
+            batch_size=batch_rows,
+            batch_readahead=1,
+            fragment_readahead=0,
+            fragment_scan_options=options,
+        )
+
+
+def prefetch(batches: Iterator[pa.RecordBatch], depth: int = _PREFETCH) -> Iterator[pa.RecordBatch]:
+    """Decode ``batches`` in a background thread, ``depth`` batches ahead of the consumer."""
+    slots: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def offer(item: Any) -> bool:
+        """Put ``item`` in a slot unless the consumer has stopped; whether it went in."""
+        while not stop.is_set():
+            with contextlib.suppress(queue.Full):
+                slots.put(item, timeout=0.1)
+                return True
+        return False
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if not offer(batch):
+                    return
+            offer(done)
+        except BaseException as exc:  # handed to the consumer, which re-raises it
+            offer(exc)
+
+    worker = threading.Thread(target=produce, name="fastndcg-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = slots.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join(timeout=5)
+
+
+class Progress:
+    """A progress bar over rows, with queries per second; silent when not wanted."""
+
+    def __init__(self, total_rows: int, enabled: bool | None) -> None:
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        self.enabled = bool(enabled)
+        self.queries = 0
+        self.started = time.perf_counter()
+        self.bar = None
+        if self.enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total_rows, unit="row", unit_scale=True, desc="fastndcg")
+
+    def update(self, rows: int, queries: int) -> None:
+        """Count ``rows`` read and ``queries`` scored."""
+        self.queries += queries
+        if self.bar is not None:
+            rate = self.queries / max(time.perf_counter() - self.started, 1e-9)
+            self.bar.set_postfix_str(
+                f"{self.queries:,} queries, {rate:,.0f} queries/s", refresh=False
+            )
+            self.bar.update(rows)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()

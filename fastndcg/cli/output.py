@@ -1,0 +1,75 @@
+"""What the command writes: summary rows and per-query files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastndcg._result import NDCGResult, cutoff_label
+from fastndcg.cli.sources import UsageError
+
+
+def summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dict[str, Any]]:
+    """One row per scored source: queries, the aggregate per cutoff, skipped (and TREC counts)."""
+    rows = []
+    for source, result in results:
+        row: dict[str, Any] = {"source": source, "queries": result.n_queries}
+        for j, k in enumerate(result.k):
+            row[f"ndcg{cutoff_label(k)}"] = float(result.mean[j])
+        row["skipped"] = int(result.n_skipped.max()) if result.n_skipped.size else 0
+        if trec:
+            row["missing"] = result.n_missing
+            row["unjudged"] = result.n_unjudged
+        rows.append(row)
+    return rows
+
+
+def _text_ids(ids: Any) -> Any:
+    """Query ids as a string column; None for bytes that are not UTF-8 text."""
+    import pyarrow as pa
+
+    try:
+        return ids.cast(pa.string())
+    except pa.ArrowInvalid:
+        return None
+
+
+def _byte_ids(ids: Any) -> Any:
+    """Query ids as a binary column (ids that are not bytes: their text's UTF-8 bytes)."""
+    import pyarrow as pa
+
+    if not (pa.types.is_binary(ids.type) or pa.types.is_large_binary(ids.type)):
+        ids = ids.cast(pa.string())
+    return ids.cast(pa.binary())
+
+
+def write_per_query(path: str, results: list[tuple[str, NDCGResult]]) -> None:
+    """Write every source's per-query values to one .parquet or .csv file (``--per-query``)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        raise UsageError(f"--per-query writes .parquet or .csv files; got {path!r}")
+    tables = [result.to_arrow() for _, result in results]
+    # one query id type for every run: text, or bytes where some ids are not UTF-8 text
+    ids = [_text_ids(table.column("query_id")) for table in tables]
+    if any(column is None for column in ids):
+        if suffix == ".csv":
+            raise UsageError(
+                "query ids are bytes that are not UTF-8 text, which a CSV file cannot hold; "
+                "write --per-query to a .parquet file (it keeps them as bytes)"
+            )
+        ids = [_byte_ids(table.column("query_id")) for table in tables]
+    combined = pa.concat_tables(
+        table.set_column(0, "query_id", column).add_column(
+            0, "source", pa.array([source] * table.num_rows, pa.string())
+        )
+        for (source, _), table, column in zip(results, tables, ids, strict=True)
+    )
+    if suffix == ".parquet":
+        pq.write_table(combined, target)
+    else:
+        pacsv.write_csv(combined, target)

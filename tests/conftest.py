@@ -48,7 +48,8 @@ settings.register_profile(
 settings.load_profile("fastndcg")
 
 BACKENDS = fastndcg.available_backends()
-SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+# real TREC files and model predictions the tests read; provenance and licences: data/SOURCES.md
+TEST_DATA = Path(__file__).resolve().parent / "data"
 
 
 def pytest_collection_modifyitems(config, items):

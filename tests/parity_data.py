@@ -1,4 +1,4 @@
-"""Inputs for the parity tests: the shared real data and random, heavily tied data.
+"""Inputs for the parity tests: the real data in tests/data and random, heavily tied data.
 
 Everything here is read with plain Python/NumPy (not with fastndcg), so that the tools and
 fastndcg both start from the same independent reading of the files.
@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import NUMBA_BLOCKED, SHARED_DATA
+from conftest import NUMBA_BLOCKED, TEST_DATA
 
 # scripts/test.sh sets this when it installed the parity extra: a missing tool then fails the
 # run instead of skipping (except in the run with numba blocked, where ranx cannot load)
 REQUIRE_TOOLS = os.environ.get("FASTNDCG_REQUIRE_PARITY") == "1" and not NUMBA_BLOCKED
 
-REAL = SHARED_DATA / "real"
-DERIVED = SHARED_DATA / "derived"
+REAL = TEST_DATA / "real"
+DERIVED = TEST_DATA / "derived"
 TREC = REAL / "trec_eval_test"
 
 # (qrels, run) pairs of real TREC data

@@ -11,12 +11,12 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from conftest import SHARED_DATA
+from conftest import TEST_DATA
 
 import fastndcg
 
-PREDICTIONS = SHARED_DATA / "derived" / "lgb_mq2008" / "predictions.parquet"
-TREC = SHARED_DATA / "real" / "trec_eval_test"
+PREDICTIONS = TEST_DATA / "derived" / "lgb_mq2008" / "predictions.parquet"
+TREC = TEST_DATA / "real" / "trec_eval_test"
 
 
 def cli(*args, check=True):

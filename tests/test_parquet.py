@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
-from conftest import BACKENDS, SHARED_DATA
+from conftest import BACKENDS, TEST_DATA
 
 import fastndcg
 from fastndcg._core.options import GROUPINGS
@@ -172,7 +172,7 @@ def test_progress_bar_only_when_asked(dataset, capsys):
 
 @pytest.mark.parametrize("folder", ["lgb_mq2008", "xgb_lambdarank_example"])
 def test_real_predictions(backend, folder):
-    path = SHARED_DATA / "derived" / folder / "predictions.parquet"
+    path = TEST_DATA / "derived" / folder / "predictions.parquet"
     streamed = fastndcg.ndcg_parquet(
         path, grade="label", batch_rows=100, k=[1, 5, 10], backend=backend
     )

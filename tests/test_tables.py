@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from conftest import BACKENDS, SHARED_DATA
+from conftest import BACKENDS, TEST_DATA
 from reference import queries_from_csr, reference_ndcg
 
 import fastndcg
@@ -193,7 +193,7 @@ def test_options_and_ranked_tables(backend):
     "folder", ["lgb_mq2008", "xgb_mq2008", "lgb_lambdarank_example", "xgb_lambdarank_example"]
 )
 def test_real_predictions_against_reference(backend, folder):
-    table = pq.read_table(SHARED_DATA / "derived" / folder / "predictions.parquet")
+    table = pq.read_table(TEST_DATA / "derived" / folder / "predictions.parquet")
     result = fastndcg.ndcg_table(
         table, grade="label", k=[1, 5, 10, None], ties="stable", zero_idcg="zero", backend=backend
     )

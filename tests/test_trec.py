@@ -9,14 +9,14 @@ import re
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import NUMBA_BLOCKED, SHARED_DATA
+from conftest import NUMBA_BLOCKED, TEST_DATA
 from reference import Item, reference_ndcg
 
 import fastndcg
 from fastndcg._io import trec_text
 from fastndcg.trec import read_qrels, read_run
 
-TREC = SHARED_DATA / "real" / "trec_eval_test"
+TREC = TEST_DATA / "real" / "trec_eval_test"
 
 
 def trec_eval_values(path, measure):
@@ -455,7 +455,7 @@ def test_file_errors_name_the_line(tmp_path):
 
 def test_derived_runs_match_the_predictions_files(backend):
     """The same LightGBM predictions as Parquet rows and as a TREC run give the same values."""
-    folder = SHARED_DATA / "derived" / "lgb_mq2008"
+    folder = TEST_DATA / "derived" / "lgb_mq2008"
     table = fastndcg.ndcg_parquet(
         folder / "predictions.parquet",
         grade="label",

@@ -42,6 +42,8 @@ def ndcg(
     backend: str = "auto",
     n_threads: int | None = None,
     score_dtype: str = "float64",
+    preset: Any = None,
+    decimals: int | None = None,
 ) -> NDCGResult:
     r"""Normalised discounted cumulative gain of many ranked lists at once.
 

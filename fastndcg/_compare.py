@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from fastndcg._api import ndcg
 from fastndcg._core.grouping import positions
-from fastndcg._core.options import plain
+from fastndcg._core.vocabulary import plain
 from fastndcg._io.trec_text import read_once
 from fastndcg._parquet import ndcg_parquet
 from fastndcg._presets import get_preset

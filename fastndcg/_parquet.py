@@ -7,8 +7,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._core.definition import split_options
-from fastndcg._core.options import GROUPINGS
+from fastndcg._core.options import PARQUET, data_options, split_options
+from fastndcg._core.vocabulary import GROUPINGS
 from fastndcg._io.parquet import (
     LARGEST_BATCH,
     Progress,
@@ -22,7 +22,7 @@ from fastndcg._io.parquet import (
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 from fastndcg._tables import ndcg_table
-from fastndcg.stream import STREAM_DATA_OPTIONS, StreamScorer
+from fastndcg.stream import StreamScorer
 
 
 @accepts_preset("ndcg_parquet")
@@ -35,6 +35,7 @@ def ndcg_parquet(
     batch_rows: int = 1 << 20,
     progress: bool | None = None,
     group: str = "stream",
+    preset: Any = None,
     **options: Any,
 ) -> NDCGResult:
     """NDCG of the queries in a Parquet file, a directory of them, or a ``pyarrow`` dataset.
@@ -103,7 +104,7 @@ def ndcg_parquet(
         )
     # named as the call the user made (preset and decimals were taken before this point)
     where = "ndcg_parquet(..., group='stream')"
-    split_options(options, where, (*STREAM_DATA_OPTIONS, "preset", "decimals"))
+    split_options(options, where, data_options(PARQUET))
     scorer = StreamScorer(qid=qid, grade=grade, score=score, **options)
     total = dataset.count_rows()
     results = []

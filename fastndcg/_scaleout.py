@@ -28,12 +28,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastndcg._core.aggregate import round_half_even, tool_mean
-from fastndcg._core.definition import split_options
-from fastndcg._core.options import ENGINES, TOOL_AGGREGATES, choose, plain
+from fastndcg._core.options import SCALEOUT, data_options, split_options
+from fastndcg._core.vocabulary import ENGINES, TOOL_AGGREGATES, choose, plain
 from fastndcg._io.parquet import open_dataset
 from fastndcg._presets import resolve
 from fastndcg._result import cutoff_label
-from fastndcg.stream import STREAM_DATA_OPTIONS, StreamScorer
+from fastndcg.stream import StreamScorer
 
 # Tie rules whose result does not depend on the order of the rows inside a query.
 ORDER_FREE_TIES = ("average", "pessimistic", "optimistic")
@@ -116,7 +116,7 @@ class Job:
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
         # preset= and decimals= were taken by resolve(); named so that an error lists them
-        split_options(options, caller, (*STREAM_DATA_OPTIONS, "preset", "decimals"))
+        split_options(options, caller, data_options(SCALEOUT))
         definition = StreamScorer(qid=qid, grade=grade, score=score, **options).definition
         if definition.ties == "random" and score is not None:
             raise ValueError(

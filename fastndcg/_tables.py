@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastndcg._core.definition import Definition, split_options
+from fastndcg._core.definition import Definition
+from fastndcg._core.options import TABLE, data_options, split_options
 from fastndcg._io.arrow import as_arrow, table_layout
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
-
-TABLE_DATA_OPTIONS = ("ideal_grades", "ideal_qid", "ideal_offsets", "weights")
 
 
 @accepts_preset("ndcg_table")
@@ -19,6 +18,7 @@ def ndcg_table(
     qid: str | None = "qid",
     grade: str = "grade",
     score: str | None = "score",
+    preset: Any = None,
     **options: Any,
 ) -> NDCGResult:
     """NDCG of every query of a table, with the options of :func:`fastndcg.ndcg`.
@@ -59,14 +59,14 @@ def ndcg_table(
     >>> round(float(fastndcg.ndcg_table(t, k=2)), 4)
     0.8155
     """
-    engine_options, data_options = split_options(options, "ndcg_table()", TABLE_DATA_OPTIONS)
-    definition = Definition.create(**engine_options)
-    weights = data_options.pop("weights", None)
-    definition.check_ideal_inputs(**data_options)
-    data = as_arrow(table)
+    ours, data = split_options(options, "ndcg_table()", data_options(TABLE))
+    definition = Definition.create(**ours)
+    weights = data.pop("weights", None)
+    definition.check_ideal_inputs(**data)
+    arrow = as_arrow(table)
     with definition.threads():
-        layout = table_layout(data, qid, grade, score, definition.backend)
-        dcg, idcg = definition.score(layout, **data_options)
+        layout = table_layout(arrow, qid, grade, score, definition.backend)
+        dcg, idcg = definition.score(layout, **data)
     return definition.finish(
         layout.query_ids, dcg, idcg, weights=weights, ranked=layout.scores is None
     )

@@ -36,7 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._core.options import VALIDATIONS, choose
+from fastndcg._core.vocabulary import VALIDATIONS, choose
 from fastndcg._scaleout import Job, Totals, parquet_paths, require, split_query_error
 
 dd = require("dask.dataframe", "dask")

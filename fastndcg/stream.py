@@ -32,10 +32,11 @@ import pyarrow.compute as pc
 
 from fastndcg._backends import Backend
 from fastndcg._core.coerce import as_grade_vector, as_score_vector
-from fastndcg._core.definition import Definition, split_options
+from fastndcg._core.definition import Definition
 from fastndcg._core.grouping import Judgments, id_family, plain_float_ids
 from fastndcg._core.layout import finish_layout
-from fastndcg._core.options import plain
+from fastndcg._core.options import STREAM, data_options, split_options
+from fastndcg._core.vocabulary import plain
 from fastndcg._io.arrow import (
     VIEW_TYPES,
     as_arrow,
@@ -47,7 +48,6 @@ from fastndcg._io.arrow import (
 )
 from fastndcg._result import NDCGResult, cutoff_label
 
-STREAM_DATA_OPTIONS = ("ideal_grades", "ideal_qid")
 # the way out when the input is not grouped by query (the command words it as its flag)
 GROUP_IN_MEMORY = "group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
 
@@ -84,8 +84,8 @@ class StreamScorer:
         score: str | None = "score",
         **options: Any,
     ) -> None:
-        engine_options, data = split_options(options, "StreamScorer()", STREAM_DATA_OPTIONS)
-        self.definition = Definition.create(**engine_options)
+        ours, data = split_options(options, "StreamScorer()", data_options(STREAM))
+        self.definition = Definition.create(**ours)
         self.definition.check_tie_keys(known=False)
         if self.definition.ideal == "max" and self.definition.max_grade is None:
             raise ValueError(

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from fastndcg._core.coerce import checked_stats
-from fastndcg._core.definition import Definition, split_options
-from fastndcg._core.options import MISSING
+from fastndcg._core.definition import Definition
+from fastndcg._core.options import RUN, data_options, split_options
+from fastndcg._core.vocabulary import MISSING
 from fastndcg._io.trec_join import (
     RunCodes,
     check_max_docs,
@@ -45,6 +46,7 @@ def ndcg_run(
     judged_only: bool = False,
     missing: str = "zero",
     max_docs: int | None = None,
+    preset: Any = None,
     **options: Any,
 ) -> NDCGResult:
     """NDCG of a TREC run against relevance judgments.
@@ -88,9 +90,9 @@ def ndcg_run(
     """
     if missing not in MISSING:
         raise ValueError(f"unknown missing={missing!r}; valid values are 'zero', 'skip', 'error'")
-    engine_options, _ = split_options(options, "ndcg_run()", ())
-    engine_options.setdefault("ideal", "global")
-    definition = Definition.create(**engine_options)
+    ours, _ = split_options(options, "ndcg_run()", data_options(RUN))
+    ours.setdefault("ideal", "global")
+    definition = Definition.create(**ours)
     backend = definition.backend
     if max_docs is not None:
         max_docs = check_max_docs(max_docs, definition.ties)

@@ -17,7 +17,7 @@ import pytest
 from conftest import BACKENDS, TEST_DATA
 
 import fastndcg
-from fastndcg._core.options import GROUPINGS
+from fastndcg._core.vocabulary import GROUPINGS
 from fastndcg.synthetic import make_synthetic
 
 

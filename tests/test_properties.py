@@ -93,7 +93,7 @@ def test_backend_matches_reference(
         )
         kwargs["weights"] = weights
     queries = queries_from_csr(offsets, grades, scores)
-    expected_k = fastndcg._core.options.parse_cutoffs(k)
+    expected_k = fastndcg._core.specs.parse_cutoffs(k)
     ref_kwargs = dict(
         k=expected_k,
         gain=gain_option(gain),

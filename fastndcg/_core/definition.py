@@ -9,7 +9,6 @@ normalise, apply the zero-IDCG rule and aggregate.
 
 from __future__ import annotations
 
-import inspect
 import numbers
 from dataclasses import dataclass, replace
 from typing import Any
@@ -22,52 +21,12 @@ from fastndcg._backends.codes import SPLITMIX_GOLDEN, TIE_KEY
 from fastndcg._core.aggregate import query_weights, relative_weights
 from fastndcg._core.grouping import Judgments
 from fastndcg._core.layout import Layout, align_ideal, check_scores
-from fastndcg._core.options import (
-    AGGREGATES,
-    BACKENDS,
-    IDEALS,
-    KEYED_TIES,
-    SCORE_DTYPES,
-    TIES,
-    ZERO_IDCG,
-    Discount,
-    Gain,
-    choose,
-    parse_cutoffs,
-    parse_discount,
-    parse_gain,
-    plain,
-)
+from fastndcg._core.options import parse
 from fastndcg._core.plan import make_plan
+from fastndcg._core.specs import Discount, Gain
+from fastndcg._core.vocabulary import IDEALS, KEYED_TIES, TIES, plain
+from fastndcg._errors import InputError, OptionError, OptionTypeError
 from fastndcg._result import NDCGResult, cutoff_label
-
-
-def engine_defaults() -> dict[str, Any]:
-    """The engine options and their defaults, as in :func:`fastndcg.ndcg`'s signature."""
-    return {
-        name: param.default
-        for name, param in inspect.signature(Definition.create).parameters.items()
-        if param.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-
-
-def split_options(
-    options: dict[str, Any], where: str, data_options: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split keyword options into engine options and the data options ``where`` accepts.
-
-    Unknown names raise a TypeError that lists the valid ones.
-    """
-    engine_names = set(engine_defaults())
-    unknown = sorted(set(options) - engine_names - set(data_options))
-    if unknown:
-        valid = ", ".join(sorted(engine_names | set(data_options)))
-        raise TypeError(
-            f"{where} got unknown option(s) {', '.join(unknown)}; valid options: {valid}"
-        )
-    engine = {name: value for name, value in options.items() if name in engine_names}
-    data = {name: value for name, value in options.items() if name not in engine_names}
-    return engine, data
 
 
 @dataclass(frozen=True)
@@ -107,27 +66,35 @@ class Definition:
         n_threads: int | None = None,
         score_dtype: str = "float64",
     ) -> Definition:
-        """Check every option (before any data is read) and resolve the backend."""
-        tie_name = choose("ties", ties, (*TIES, *KEYED_TIES))
+        """Check every option (before any data is read) and resolve the backend.
+
+        Each value is checked as the option table says (:mod:`fastndcg._core.options`);
+        then the options that only go together.
+        """
+        tie_name = parse("ties", ties)
         if tie_name == "random":
             seed = _random_seed(seed)
         elif seed is not None:
-            raise ValueError("seed= is only used with ties='random'")
+            raise OptionError(
+                "`seed=` is only used with `ties='random'`", option="seed", value=seed
+            )
         if max_grade is not None and ideal != "max":
-            raise ValueError("max_grade= is only used with ideal='max'")
+            raise OptionError(
+                "`max_grade=` is only used with `ideal='max'`", option="max_grade", value=max_grade
+            )
         return cls(
-            cutoffs=parse_cutoffs(k),
-            gain=parse_gain(gain),
-            discount=parse_discount(discount),
-            ideal=choose("ideal", ideal, tuple(IDEALS)),
+            cutoffs=parse("k", k),
+            gain=parse("gain", gain),
+            discount=parse("discount", discount),
+            ideal=parse("ideal", ideal),
             max_grade=max_grade,
             ties=tie_name,
             seed=seed or 0,
-            zero_idcg=choose("zero_idcg", zero_idcg, ZERO_IDCG),
-            aggregate=choose("aggregate", aggregate, AGGREGATES),
-            backend=resolve_backend(choose("backend", backend, BACKENDS)),
-            n_threads=_thread_count(n_threads),
-            score_dtype=choose("score_dtype", score_dtype, SCORE_DTYPES),
+            zero_idcg=parse("zero_idcg", zero_idcg),
+            aggregate=parse("aggregate", aggregate),
+            backend=resolve_backend(parse("backend", backend)),
+            n_threads=parse("n_threads", n_threads),
+            score_dtype=parse("score_dtype", score_dtype),
         )
 
     @property
@@ -142,9 +109,12 @@ class Definition:
     def check_tie_keys(self, known: bool) -> None:
         """A tie rule on document ids needs them (``known``): only TREC runs carry them."""
         if self.ties in KEYED_TIES and not known:
-            raise ValueError(
-                f"ties={self.ties!r} orders ties by document id, which only TREC runs carry "
-                "(fastndcg.ndcg_run); pass another tie rule"
+            raise OptionError(
+                f"`ties={self.ties!r}` orders ties by document id, which only TREC runs carry "
+                "(fastndcg.ndcg_run)",
+                option="ties",
+                value=self.ties,
+                fix="pass another tie rule",
             )
 
     def check_ideal_inputs(
@@ -153,9 +123,11 @@ class Definition:
         """Judgment lists go with ``ideal="global"`` and nothing else."""
         given = not (ideal_grades is None and ideal_qid is None and ideal_offsets is None)
         if given and self.ideal != "global":
-            raise ValueError(
-                "ideal_grades/ideal_qid/ideal_offsets are judgment lists for ideal='global'; "
-                f"they are not used with ideal={self.ideal!r}"
+            raise OptionError(
+                "`ideal_grades`/`ideal_qid`/`ideal_offsets` are judgment lists for "
+                f"`ideal='global'`; they are not used with `ideal={self.ideal!r}`",
+                option="ideal",
+                value=self.ideal,
             )
 
     def score(self, layout: Layout, **inputs: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -255,10 +227,12 @@ class Definition:
         np.divide(dcg, idcg, out=values, where=relevant)
         if self.zero_idcg == "error" and not relevant.all():
             q, j = np.argwhere(~relevant)[0]
-            raise ValueError(
+            raise InputError(
                 f"query {plain(query_ids[q])!r} has no relevant item "
-                f"(IDCG{cutoff_label(self.cutoffs[j])} = {idcg[q, j]:g}) and zero_idcg='error'; "
-                "pass zero_idcg='skip', 'zero' or 'one' to score such queries"
+                f"(IDCG{cutoff_label(self.cutoffs[j])} = {idcg[q, j]:g}) and "
+                "`zero_idcg='error'`",
+                where=f"query {plain(query_ids[q])!r}",
+                fix="pass `zero_idcg='skip'`, `'zero'` or `'one'` to score such queries",
             )
         if self.zero_idcg in ("zero", "one"):
             values[~relevant] = 0.0 if self.zero_idcg == "zero" else 1.0
@@ -308,19 +282,18 @@ class Definition:
 
 
 def _random_seed(seed: Any) -> int:
+    """``seed`` checked as an int in [0, 2**64), or one drawn when it is None."""
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise TypeError(f"seed must be a non-negative int or None; got {seed!r}")
+        raise OptionTypeError(
+            "`seed` must be a non-negative int or None",
+            option="seed",
+            value=seed,
+            fix=f"got {seed!r}",
+        )
     if seed >= 1 << 64:
-        raise ValueError(f"seed must be below 2**64; got {seed}")
+        raise OptionError(
+            "`seed` must be below 2**64", option="seed", value=seed, fix=f"got {seed}"
+        )
     return int(seed)
-
-
-def _thread_count(n_threads: Any) -> int | None:
-    """``n_threads`` checked as a positive int or None (the backend checks its own ceiling)."""
-    if n_threads is not None and (
-        isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer))
-    ):
-        raise TypeError(f"n_threads must be a positive int or None; got {n_threads!r}")
-    return n_threads

@@ -32,7 +32,7 @@ from fastndcg._core.coerce import (
     reject_table,
 )
 from fastndcg._core.grouping import Judgments, group_rows
-from fastndcg._core.options import plain
+from fastndcg._core.vocabulary import plain
 
 
 @dataclass(frozen=True)

@@ -1,243 +1,655 @@
-"""Parse and check the user-facing options of :func:`fastndcg.ndcg`.
+"""The option table: every option of fastndcg, declared once.
 
-Everything here is independent of the data: option names are checked, spelled-out values are
-turned into the integer codes of :mod:`fastndcg._codes`, and gain and discount specifications
-become small objects that can later build the per-grade and per-rank tables the kernels need.
+Each :class:`Option` says its name (the Python keyword), a one-line doc, its default, how a
+value is checked and parsed, its choices, the command-line flag that sets it (:class:`Flag`),
+which entry points take it, and whether a preset may set it. From the table come:
+
+- validation (:func:`parse`, used by :meth:`fastndcg._core.definition.Definition.create`
+  and the entry points);
+- the settings a preset may make (:data:`PRESET_SETTINGS`) and those only TREC runs take;
+- how keyword options are split between the definition and an entry point's data options
+  (:func:`split_options`), with the list of valid names an unknown option gets;
+- the command line's parser and ``--help`` (:mod:`fastndcg.cli.parser`), and the spelling of
+  option references in messages (``k=None`` in Python, ``-k all`` on the command line);
+- the options table of the documentation, which a test compares with it.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import codes as C
+from fastndcg._core.specs import parse_cutoffs, parse_discount, parse_gain
+from fastndcg._core.vocabulary import (
+    AGGREGATES,
+    BACKENDS,
+    DISCOUNT_NAMES,
+    ENGINES,
+    FORMATS,
+    GAIN_NAMES,
+    GROUPINGS,
+    IDEALS,
+    KEYED_TIES,
+    MISSING,
+    SCORE_DTYPES,
+    TIES,
+    TOOL_AGGREGATES,
+    VALIDATIONS,
+    ZERO_IDCG,
+    choose,
+)
+from fastndcg._errors import NOT_GIVEN, OptionError, OptionTypeError
 
-TIES = {
-    "average": C.TIE_AVERAGE,
-    "stable": C.TIE_STABLE,
-    "pessimistic": C.TIE_PESSIMISTIC,
-    "optimistic": C.TIE_OPTIMISTIC,
-    "random": C.TIE_RANDOM,
+# The entry points, as the table names them.
+NDCG = "ndcg"
+TABLE = "ndcg_table"
+PARQUET = "ndcg_parquet"
+RUN = "ndcg_run"
+STREAM = "StreamScorer"
+SCORER = "Scorer"
+SCALEOUT = "scaleout"  # fastndcg.dask and fastndcg.spark
+COMMAND = "command"  # fastndcg score
+
+# The groups options are listed in (the command's --help, the documentation).
+GROUPS = {
+    "input": "Input",
+    "definition": "NDCG definition",
+    "presets": "Presets",
+    "trec": "TREC runs (--qrels/--run)",
+    "parquet": "Prediction files (Parquet, CSV/TSV)",
+    "scaleout": "Dask and Spark (--engine)",
+    "runtime": "Computation",
+    "output": "Output",
 }
-IDEALS = {
-    "recall": C.IDEAL_RECALL,
-    "local": C.IDEAL_LOCAL,
-    "global": C.IDEAL_GLOBAL,
-    "max": C.IDEAL_MAX,
-}
-# Tie rules that need a per-row key from the caller (e.g. document ids for TREC runs).
-KEYED_TIES = ("docid_desc",)
-ZERO_IDCG = ("skip", "zero", "one", "error")
-AGGREGATES = ("mean", "ratio")
-TOOL_AGGREGATES = ("lightgbm", "xgboost", "keras_rs")
-BACKENDS = ("auto", "numba", "numpy")
-# Precision scores are held in before ranking; "float32" reproduces tools that store them so.
-SCORE_DTYPES = ("float64", "float32")
-MISSING = ("zero", "skip", "error")  # judged queries absent from a TREC run
-GROUPINGS = ("stream", "memory")  # how ndcg_parquet groups rows into queries
-ENGINES = ("dask", "spark")  # where fastndcg.dask / fastndcg.spark run
-VALIDATIONS = ("ranges", "exact")  # how colocated=True is checked there
-GAIN_NAMES = ("exp2", "linear")
-DISCOUNT_NAMES = ("log2", "jarvelin", "reciprocal")
-
-# Dict gains whose keys are non-negative integers up to this bound become a dense lookup table.
-_MAX_DENSE_TABLE = 1 << 20
 
 
-def plain(value: Any) -> Any:
-    """A NumPy scalar as the Python value it holds (for readable messages); others unchanged."""
-    return value.item() if isinstance(value, np.generic) else value
+@dataclass(frozen=True)
+class Flag:
+    """How the ``fastndcg`` command takes an option.
 
-
-def choose(name: str, value: Any, valid: Sequence[str], also: str = "") -> str:
-    """Return ``value`` if it is one of ``valid``; otherwise raise a ValueError listing them.
-
-    ``also`` names further accepted forms that are not strings (e.g. "a callable").
+    ``names`` are the flags (the first is the one messages use); ``type`` parses the text;
+    ``action`` is argparse's (``"store_true"``, ``"append"``); ``default`` is the command's
+    default where it differs from the keyword's; ``none`` is how the command spells the
+    keyword's None (``-k all``); ``help`` replaces the option's doc where the command needs
+    other words; ``choices`` replaces the option's where the command takes more.
     """
-    if isinstance(value, str) and value in valid:
+
+    names: tuple[str, ...]
+    type: Callable[[str], Any] | None = None
+    action: str | None = None
+    metavar: str | None = None
+    default: Any = NOT_GIVEN
+    none: str | None = None
+    help: str | None = None
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def name(self) -> str:
+        """The flag messages use."""
+        return self.names[0]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of fastndcg: its keyword, meaning, default, check and where it is taken."""
+
+    name: str
+    doc: str
+    default: Any
+    group: str
+    entries: frozenset[str]
+    parse: Callable[[Any], Any] | None = None  # checks a value; returns it parsed
+    choices: tuple[str, ...] = ()
+    preset: bool = False  # a preset may set it
+    flag: Flag | None = None
+    values: str = ""  # the accepted values in words, for the documentation
+
+    def check(self, value: Any) -> Any:
+        """``value`` checked (an OptionError names the option) and parsed."""
+        if self.parse is not None:
+            return self.parse(value)
+        if self.choices:
+            return choose(self.name, value, self.choices)
         return value
-    listed = ", ".join(repr(v) for v in valid) + (f", or {also}" if also else "")
-    raise ValueError(f"unknown {name}={value!r}; valid values are {listed}")
 
 
-_LARGEST_CUTOFF = np.iinfo(np.int64).max
+def _choice(name: str, valid: tuple[str, ...]) -> Callable[[Any], str]:
+    return lambda value: choose(name, value, valid)
 
 
-def parse_cutoffs(k: Any) -> tuple[int | None, ...]:
-    """Turn ``k`` (None, an int, or a sequence of ints and None) into a tuple of cutoffs."""
-    many = isinstance(k, (list, tuple)) or (isinstance(k, np.ndarray) and k.ndim > 0)
-    items = list(k) if many else [k.item() if isinstance(k, np.ndarray) else k]
-    if not items:
-        raise ValueError("k is an empty list; pass an int, a list of ints, or None (whole list)")
-    cutoffs: list[int | None] = []
-    for item in items:
-        if item is None:
-            cutoffs.append(None)
-            continue
-        if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
-            raise TypeError(
-                f"k must be an int >= 1, a list of them, or None (whole list); got {item!r}"
+def _optional_int(name: str, low: int, what: str) -> Callable[[Any], int | None]:
+    """A check of an int >= ``low`` or None; other types are an OptionTypeError."""
+
+    def check(value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise OptionTypeError(
+                f"`{name}` must be {what}", option=name, value=value, fix=f"got {value!r}"
             )
-        if item < 1:
-            raise ValueError(f"k must be >= 1 (or None for the whole list); got {int(item)}")
-        if item > _LARGEST_CUTOFF:
-            raise ValueError(
-                f"k={int(item)} does not fit in 64 bits; pass k=None to score whole lists"
+        if value < low:
+            raise OptionError(
+                f"`{name}` must be {what}", option=name, value=value, fix=f"got {value!r}"
             )
-        cutoffs.append(int(item))
-    if len(set(cutoffs)) != len(cutoffs):
-        raise ValueError(f"k lists a cutoff more than once: {cutoffs}; give each cutoff once")
-    return tuple(cutoffs)
+        return int(value)
+
+    return check
 
 
-@dataclass(frozen=True)
-class Gain:
-    """A resolved gain specification.
+def _flag_bool(name: str) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise OptionTypeError(
+                f"`{name}` must be True or False", option=name, value=value, fix=f"got {value!r}"
+            )
+        return bool(value)
 
-    ``kind`` is ``"exp2"``, ``"linear"``, ``"table"`` (dense array indexed by integer grade,
-    NaN where a grade has no gain), ``"mapping"`` (arbitrary grade keys) or ``"callable"``.
+    return check
+
+
+def _column_name(role: str, optional: bool = False) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            raise OptionTypeError(
+                f"`{role}=` must be a column name (str)",
+                option=role,
+                value=value,
+                fix=f"got {value!r}",
+            )
+        return value
+
+    return check
+
+
+def _max_grade(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise OptionTypeError(
+            "`max_grade` must be a number (the grade that fills every slot)",
+            option="max_grade",
+            value=value,
+            fix=f"got {value!r}",
+        )
+    if not np.isfinite(float(value)):
+        raise OptionError(
+            "`max_grade` must be finite", option="max_grade", value=value, fix=f"got {value!r}"
+        )
+    return float(value)
+
+
+_ARRAYS = frozenset({NDCG, TABLE})  # entry points that take every data option
+_DEFINING = frozenset({NDCG, TABLE, PARQUET, RUN, STREAM, SCORER, SCALEOUT, COMMAND})
+_CALLS = frozenset({NDCG, TABLE, PARQUET, RUN, STREAM, SCALEOUT, COMMAND})  # not Scorer
+_PRESETS = frozenset({NDCG, TABLE, PARQUET, RUN, SCALEOUT, COMMAND})
+_COLUMNS = frozenset({TABLE, PARQUET, STREAM, SCALEOUT, COMMAND})
+
+_TABLE = (
+    # -- the NDCG definition ------------------------------------------------------------------
+    Option(
+        "k",
+        "cutoff(s); None: the whole list. Several cutoffs are computed in one pass",
+        None,
+        "definition",
+        _DEFINING,
+        parse_cutoffs,
+        preset=True,
+        values="None, int, list of ints (and None)",
+        flag=Flag(("-k",), metavar="K", default=[None], none="all"),
+    ),
+    Option(
+        "gain",
+        "gain of a grade: 2**g - 1, g, a table by integer grade, a dict or a callable",
+        "exp2",
+        "definition",
+        _DEFINING,
+        parse_gain,
+        choices=GAIN_NAMES,
+        preset=True,
+        values="'exp2', 'linear', sequence, dict, callable",
+        flag=Flag(("--gain",), metavar="GAIN", help="exp2, linear, or gains per grade 0,1,2,..."),
+    ),
+    Option(
+        "discount",
+        "discount of a rank: 1/log2(r+1), Jarvelin's, 1/r, an array or a callable",
+        "log2",
+        "definition",
+        _DEFINING,
+        parse_discount,
+        choices=DISCOUNT_NAMES,
+        preset=True,
+        values="'log2', 'jarvelin', 'reciprocal', array, callable",
+        flag=Flag(("--discount",), help="rank discount"),
+    ),
+    Option(
+        "ideal",
+        "where IDCG comes from: the list's grades, the returned top k, judgment lists, max_grade",
+        "recall",
+        "definition",
+        _DEFINING,
+        choices=tuple(IDEALS),
+        preset=True,
+        flag=Flag(
+            ("--ideal",),
+            default=None,
+            help="ideal DCG (default: recall; global for TREC runs)",
+        ),
+    ),
+    Option(
+        "max_grade",
+        "grade of every slot for ideal='max' (default: the largest grade in the data)",
+        None,
+        "definition",
+        _DEFINING,
+        _max_grade,
+        values="None, number",
+        flag=Flag(
+            ("--max-grade",),
+            type=float,
+            help="grade of every slot for --ideal max (default: the largest grade in the data; "
+            "required for Parquet streamed with --group stream, the default, or with --engine)",
+        ),
+    ),
+    Option(
+        "ties",
+        "order of tied scores",
+        "average",
+        "definition",
+        _DEFINING,
+        choices=(*TIES, *KEYED_TIES),
+        preset=True,
+        flag=Flag(("--ties",), help="order of tied scores"),
+    ),
+    Option(
+        "seed",
+        "seed for ties='random' (reproducible); None draws one",
+        None,
+        "definition",
+        _DEFINING,
+        values="None, int in [0, 2**64)",
+        flag=Flag(("--seed",), type=int, help="seed for --ties random (default: a fresh one)"),
+    ),
+    Option(
+        "zero_idcg",
+        "NDCG of a query without relevant items: NaN and skipped, 0, 1, or an error",
+        "skip",
+        "definition",
+        _DEFINING,
+        choices=ZERO_IDCG,
+        preset=True,
+        flag=Flag(("--zero-idcg",), help="queries without relevant items"),
+    ),
+    Option(
+        "aggregate",
+        "how per-query values combine: their mean, sum(DCG)/sum(IDCG), or a tool's rule",
+        "mean",
+        "definition",
+        _CALLS,
+        choices=AGGREGATES,
+        preset=True,
+        flag=Flag(
+            ("--aggregate",),
+            help="how queries combine (or a tool's own rule)",
+            choices=(*AGGREGATES, *TOOL_AGGREGATES),
+        ),
+    ),
+    Option(
+        "score_dtype",
+        "precision scores are held in before ranking",
+        "float64",
+        "definition",
+        _DEFINING,
+        choices=SCORE_DTYPES,
+        preset=True,
+        flag=Flag(("--score-dtype",), help="precision scores are held in before ranking"),
+    ),
+    # -- computation ----------------------------------------------------------------------------
+    Option(
+        "backend",
+        "what computes: numba kernels, the NumPy twin, or auto (numba when importable)",
+        "auto",
+        "runtime",
+        _DEFINING,
+        choices=BACKENDS,
+        flag=Flag(("--backend",), help="compute backend"),
+    ),
+    Option(
+        "n_threads",
+        "threads for this call (restored after); results do not depend on it",
+        None,
+        "runtime",
+        _CALLS,
+        _optional_int("n_threads", 1, "a positive int or None"),
+        values="None, int >= 1",
+        flag=Flag(
+            ("--threads",),
+            type=int,
+            help="Numba threads (default: all cores; one per task with --engine)",
+        ),
+    ),
+    # -- presets --------------------------------------------------------------------------------
+    Option(
+        "preset",
+        "a tool's definition by name; options given explicitly override its settings",
+        None,
+        "presets",
+        _PRESETS,
+        values="None, a preset name, a Preset",
+        flag=Flag(
+            ("--preset",),
+            help="score as this tool does (options given explicitly override its settings)",
+        ),
+    ),
+    # -- data options of the entry points -------------------------------------------------------
+    Option(
+        "weights",
+        "non-negative weight per query for the aggregate, in result order",
+        None,
+        "input",
+        _ARRAYS,
+        values="None, array of n_queries numbers",
+    ),
+    Option(
+        "ideal_grades",
+        "judgment grades for ideal='global'",
+        None,
+        "input",
+        _ARRAYS | {PARQUET, STREAM, SCALEOUT},
+        values="None, array",
+    ),
+    Option(
+        "ideal_qid",
+        "query id of every judgment (with ideal_grades)",
+        None,
+        "input",
+        _ARRAYS | {PARQUET, STREAM, SCALEOUT},
+        values="None, array",
+    ),
+    Option(
+        "ideal_offsets",
+        "CSR offsets of the judgment lists, one per query (with ideal_grades)",
+        None,
+        "input",
+        _ARRAYS,
+        values="None, array",
+    ),
+    Option(
+        "qid",
+        "query id column",
+        "qid",
+        "input",
+        _COLUMNS,
+        _column_name("qid", optional=True),
+        flag=Flag(("--qid",), help="query id column"),
+    ),
+    Option(
+        "grade",
+        "relevance grade column",
+        "grade",
+        "input",
+        _COLUMNS,
+        _column_name("grade"),
+        flag=Flag(("--grade",), help="relevance grade column"),
+    ),
+    Option(
+        "score",
+        "model score column (None: rows come in ranked order)",
+        "score",
+        "input",
+        _COLUMNS,
+        _column_name("score", optional=True),
+        flag=Flag(("--score",), none="''", help="model score column ('' for ranked rows)"),
+    ),
+    # -- TREC runs ------------------------------------------------------------------------------
+    Option(
+        "missing",
+        "judged queries absent from a run: scored 0, skipped, or an error",
+        "zero",
+        "trec",
+        frozenset({RUN, COMMAND}),
+        choices=MISSING,
+        preset=True,
+        flag=Flag(("--missing",), help="TREC: judged queries absent from a run"),
+    ),
+    Option(
+        "judged_only",
+        "drop unjudged documents before ranking (trec_eval -J)",
+        False,
+        "trec",
+        frozenset({RUN, COMMAND}),
+        _flag_bool("judged_only"),
+        preset=True,
+        values="False, True",
+        flag=Flag(
+            ("--judged-only",),
+            action="store_true",
+            help="TREC: drop unjudged documents before ranking",
+        ),
+    ),
+    Option(
+        "max_docs",
+        "score only the first N documents of each ranking (trec_eval -M)",
+        None,
+        "trec",
+        frozenset({RUN, COMMAND}),
+        preset=True,
+        values="None, int >= 1",
+        flag=Flag(
+            ("--max-docs",),
+            type=int,
+            help="TREC: score only the first N documents of each ranking (trec_eval -M) "
+            "(default: all)",
+        ),
+    ),
+    Option(
+        "decimals",
+        "round per-query values to this many decimals before aggregating",
+        None,
+        "presets",
+        _PRESETS,
+        _optional_int("decimals", 0, "an int >= 0 or None"),
+        preset=True,
+        values="None, int >= 0",
+    ),
+    # -- Parquet --------------------------------------------------------------------------------
+    Option(
+        "batch_rows",
+        "rows per streamed batch",
+        1 << 20,
+        "parquet",
+        frozenset({PARQUET, COMMAND}),
+        _optional_int("batch_rows", 1, "a positive int"),
+        values="int >= 1",
+        flag=Flag(("--batch-rows",), type=int, help="Parquet: rows per streamed batch"),
+    ),
+    Option(
+        "progress",
+        "show a progress bar; None: only on an interactive terminal",
+        None,
+        "parquet",
+        frozenset({PARQUET, COMMAND}),
+        values="None, False, True",
+    ),
+    Option(
+        "group",
+        "stream query-grouped files batch by batch, or group all rows in memory",
+        "stream",
+        "parquet",
+        frozenset({PARQUET, COMMAND}),
+        choices=GROUPINGS,
+        flag=Flag(("--group",), help="Parquet: stream query-grouped files, or group in memory"),
+    ),
+    # -- Dask and Spark -------------------------------------------------------------------------
+    Option(
+        "colocated",
+        "every partition (file) holds whole queries: no shuffle (checked)",
+        False,
+        "scaleout",
+        frozenset({SCALEOUT, COMMAND}),
+        _flag_bool("colocated"),
+        values="False, True",
+        flag=Flag(
+            ("--colocated",),
+            action="store_true",
+            help="--engine dask|spark: every file holds whole queries, so skip the shuffle "
+            "(checked)",
+        ),
+    ),
+    Option(
+        "validate",
+        "how colocated=True is checked: query-id ranges, or every query id",
+        "ranges",
+        "scaleout",
+        frozenset({SCALEOUT}),
+        choices=VALIDATIONS,
+    ),
+)
+OPTIONS: Mapping[str, Option] = {option.name: option for option in _TABLE}
+
+# Options of the command alone (no Python keyword takes them).
+COMMAND_ONLY = (
+    Option(
+        "engine",
+        "where prediction files are scored: this process, a Dask cluster or Spark",
+        "local",
+        "scaleout",
+        frozenset({COMMAND}),
+        choices=("local", *ENGINES),
+        flag=Flag(
+            ("--engine",),
+            help="Parquet: score in this process, on a Dask cluster, or with Spark",
+        ),
+    ),
+    Option(
+        "cluster",
+        "the Dask scheduler address or the Spark master URL",
+        None,
+        "scaleout",
+        frozenset({COMMAND}),
+        flag=Flag(
+            ("--cluster",),
+            metavar="ADDRESS",
+            help="--engine dask: scheduler address (default: a local cluster); --engine spark: "
+            "master URL (default: local[*]; sc://host:port for Spark Connect)",
+        ),
+    ),
+    Option(
+        "format",
+        "output format",
+        "table",
+        "output",
+        frozenset({COMMAND}),
+        choices=FORMATS,
+        flag=Flag(("--format",), help="output format"),
+    ),
+    Option(
+        "per_query",
+        "also write per-query values (.parquet or .csv)",
+        None,
+        "output",
+        frozenset({COMMAND}),
+        flag=Flag(
+            ("--per-query",),
+            metavar="FILE",
+            help="also write per-query values (.parquet or .csv)",
+        ),
+    ),
+    Option(
+        "digits",
+        "decimals in table output",
+        4,
+        "output",
+        frozenset({COMMAND}),
+        flag=Flag(("--digits",), help="decimals in table output"),
+    ),
+)
+COMMAND_OPTIONS: Mapping[str, Option] = {
+    **{name: option for name, option in OPTIONS.items() if COMMAND in option.entries},
+    **{option.name: option for option in COMMAND_ONLY},
+}
+
+# the options a Definition takes (the rest belong to entry points)
+DEFINITION = tuple(
+    name for name, option in OPTIONS.items() if option.group in ("definition", "runtime")
+)
+# what a preset may set, in the order listings show them
+PRESET_SETTINGS = tuple(name for name, option in OPTIONS.items() if option.preset)
+# options only fastndcg.ndcg_run takes
+RUN_ONLY = tuple(name for name, option in OPTIONS.items() if option.group == "trec")
+
+
+def option(name: str) -> Option:
+    """The option called ``name`` (of the Python API or of the command)."""
+    return OPTIONS[name] if name in OPTIONS else COMMAND_OPTIONS[name]
+
+
+def parse(name: str, value: Any) -> Any:
+    """``value`` of option ``name`` checked and parsed (an OptionError names the option)."""
+    return OPTIONS[name].check(value)
+
+
+def flag_of(name: str) -> Flag | None:
+    """The command-line flag of option ``name``, or None when the command has none."""
+    found = OPTIONS.get(name) or COMMAND_OPTIONS.get(name)
+    return None if found is None else found.flag
+
+
+def data_options(entry: str) -> tuple[str, ...]:
+    """The options entry point ``entry`` takes besides the definition's (its data options)."""
+    return tuple(
+        name
+        for name, option in OPTIONS.items()
+        if entry in option.entries and name not in DEFINITION
+    )
+
+
+def split_options(
+    options: dict[str, Any], caller: str, data: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split keyword options into the definition's and the data options in ``data``.
+
+    ``caller`` is how an error names the function called. An unknown name is an
+    OptionTypeError (as Python's own for an unexpected keyword) listing the valid ones.
     """
-
-    kind: str
-    table: np.ndarray | None = None
-    keys: np.ndarray | None = None
-    values: np.ndarray | None = None
-    func: Callable[[np.ndarray], Any] | None = None
-
-    def describe(self) -> str:
-        """Short human-readable name used in reprs and reports."""
-        return self.kind if self.kind in GAIN_NAMES else f"{self.kind} gain"
-
-
-def parse_gain(gain: Any) -> Gain:
-    """Resolve the ``gain`` option."""
-    if isinstance(gain, str):
-        also = "a sequence indexed by grade, a dict grade -> gain, or a callable"
-        return Gain(choose("gain", gain, GAIN_NAMES, also))
-    if isinstance(gain, Mapping):
-        return _gain_from_mapping(gain)
-    if callable(gain):
-        return Gain("callable", func=gain)
-    if isinstance(gain, (Sequence, np.ndarray)):
-        table = _finite_float_vector(gain, "gain table")
-        if table.size == 0:
-            raise ValueError("gain table is empty; give one gain per integer grade 0, 1, 2, ...")
-        return Gain("table", table=table)
-    raise TypeError(
-        "gain must be 'exp2', 'linear', a sequence indexed by integer grade, "
-        f"a dict grade -> gain, or a vectorised callable; got {type(gain).__name__}"
-    )
+    definition = set(DEFINITION)
+    unknown = sorted(set(options) - definition - set(data))
+    if unknown:
+        valid = ", ".join(sorted(definition | set(data)))
+        raise OptionTypeError(
+            f"{caller} got unknown option(s) {', '.join(unknown)}",
+            option=unknown[0],
+            value=options[unknown[0]],
+            fix=f"valid options: {valid}",
+        )
+    ours = {name: value for name, value in options.items() if name in definition}
+    theirs = {name: value for name, value in options.items() if name not in definition}
+    return ours, theirs
 
 
-def _gain_from_mapping(mapping: Mapping[Any, Any]) -> Gain:
-    if not mapping:
-        raise ValueError("gain dict is empty; map each grade to its gain, e.g. {0: 0, 1: 1}")
-    keys = np.array(list(mapping.keys()))
-    values = _finite_float_vector(list(mapping.values()), "gain dict values", list(mapping))
-    if keys.dtype.kind not in "iufb":
-        raise TypeError(f"gain dict keys must be numbers (grades); got {keys.dtype} keys")
-    keys = keys.astype(np.float64)
-    if not np.all(np.isfinite(keys)):
-        raise ValueError("gain dict keys must be finite grades")
-    integral = np.all(keys == np.floor(keys))
-    if integral and keys.min() >= 0 and keys.max() < _MAX_DENSE_TABLE:
-        table = np.full(int(keys.max()) + 1, np.nan)
-        table[keys.astype(np.int64)] = values
-        return Gain("table", table=table)
-    order = np.argsort(keys, kind="stable")
-    return Gain("mapping", keys=keys[order], values=values[order])
+def defaults(names: tuple[str, ...] = DEFINITION) -> dict[str, Any]:
+    """The defaults of the options ``names`` (by default, the definition's)."""
+    return {name: OPTIONS[name].default for name in names}
 
 
-@dataclass(frozen=True)
-class Discount:
-    """A resolved discount: a named formula, a per-rank array, or a callable of the rank."""
-
-    kind: str
-    array: np.ndarray | None = None
-    func: Callable[[np.ndarray], Any] | None = None
-
-    def describe(self) -> str:
-        """Short human-readable name used in reprs and reports."""
-        return self.kind if self.kind in DISCOUNT_NAMES else f"{self.kind} discount"
-
-    def table(self, length: int) -> np.ndarray:
-        """Discounts of ranks 1..length as a float64 array (index 0 is rank 1)."""
-        if self.kind in DISCOUNT_NAMES:
-            return _named_discounts(self.kind, length)
-        if self.kind == "array":
-            assert self.array is not None
-            if length > self.array.size:
-                raise ValueError(
-                    f"discount array has {self.array.size} entries but ranks up to {length} are "
-                    "scored; pass a longer array (pad with zeros to ignore deeper ranks) or a "
-                    "smaller k"
-                )
-            return self.array[:length].copy()
-        assert self.func is not None
-        try:
-            raw = self.func(np.arange(1, length + 1, dtype=np.int64))
-        except Exception as exc:  # the user's function failed: say which option it was
-            raise ValueError(f"discount callable failed on ranks 1..{length}: {exc!r}") from exc
-        out = _finite_float_vector(raw, "discount callable result")
-        if out.shape != (length,):
-            raise ValueError(
-                f"discount callable must return one value per rank: expected shape ({length},), "
-                f"got {out.shape}"
-            )
-        return out
-
-
-_DISCOUNT_CACHE: dict[str, np.ndarray] = {}
-
-
-def _named_discounts(kind: str, length: int) -> np.ndarray:
-    """Discounts of a named formula for ranks 1..length, from a growing read-only cache."""
-    cached = _DISCOUNT_CACHE.get(kind)
-    if cached is None or cached.size < length:
-        size = max(length, 1024, 0 if cached is None else 2 * cached.size)
-        ranks = np.arange(1, size + 1, dtype=np.float64)
-        if kind == "log2":
-            cached = 1.0 / np.log2(ranks + 1.0)
-        elif kind == "jarvelin":
-            cached = np.ones(size)
-            cached[1:] = 1.0 / np.log2(ranks[1:])
-        else:
-            cached = 1.0 / ranks
-        cached.flags.writeable = False
-        _DISCOUNT_CACHE[kind] = cached
-    return cached[:length]
-
-
-def parse_discount(discount: Any) -> Discount:
-    """Resolve the ``discount`` option."""
-    if isinstance(discount, str):
-        also = "a per-rank array or a callable of the rank"
-        return Discount(choose("discount", discount, DISCOUNT_NAMES, also))
-    if callable(discount):
-        return Discount("callable", func=discount)
-    if isinstance(discount, (Sequence, np.ndarray)):
-        array = _finite_float_vector(discount, "discount array")
-        return Discount("array", array=array)
-    raise TypeError(
-        "discount must be 'log2', 'jarvelin', 'reciprocal', a per-rank array, or a callable of "
-        f"the 1-based rank; got {type(discount).__name__}"
-    )
-
-
-def _finite_float_vector(values: Any, what: str, keys: list | None = None) -> np.ndarray:
-    """``values`` as a 1-D float64 array; errors name entry ``i`` (or ``keys[i]``)."""
-    try:
-        array = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} must contain numbers: {exc}") from exc
-    if array.ndim != 1:
-        raise ValueError(f"{what} must be one-dimensional; got shape {array.shape}")
-    bad = np.flatnonzero(~np.isfinite(array))
-    if bad.size:
-        entry = f"entry {bad[0]}" if keys is None else f"the gain of {keys[bad[0]]!r}"
-        raise ValueError(f"{what} must be finite; {entry} is {array[bad[0]]}")
-    return array
+__all__ = [
+    "COMMAND_OPTIONS",
+    "DEFINITION",
+    "GROUPS",
+    "OPTIONS",
+    "PRESET_SETTINGS",
+    "RUN_ONLY",
+    "Flag",
+    "Option",
+    "data_options",
+    "defaults",
+    "flag_of",
+    "option",
+    "parse",
+    "split_options",
+]

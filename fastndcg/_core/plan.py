@@ -16,7 +16,7 @@ import numpy as np
 from fastndcg._backends import codes as C
 from fastndcg._backends.abi import ColumnStats, Plan, readonly
 from fastndcg._core.layout import Layout
-from fastndcg._core.options import Discount, Gain
+from fastndcg._core.specs import Discount, Gain
 
 # deepest cutoff beyond the longest list that ideal="max" sums discounts to (a table of 128 MiB)
 MAX_IDEAL_SLOTS = 1 << 24

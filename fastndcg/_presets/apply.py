@@ -8,8 +8,6 @@ the tools' aggregates; :func:`resolve` merges the settings and returns the rules
 from __future__ import annotations
 
 import functools
-import inspect
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,12 +18,14 @@ from fastndcg._core.aggregate import keras_list_weights, query_weights, round_ha
 from fastndcg._core.coerce import cell_words, dense_mask, from_torch, numeric_vector, reject_masked
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import build_layout
-from fastndcg._core.options import AGGREGATES, KEYED_TIES, TOOL_AGGREGATES
+from fastndcg._core.options import RUN_ONLY, parse
+from fastndcg._core.vocabulary import AGGREGATES, KEYED_TIES, TOOL_AGGREGATES, choose
+from fastndcg._errors import COMMAND, PYTHON, InputError, OptionError
 from fastndcg._presets.registry import get_preset
 from fastndcg._result import NDCGResult
 
-RUN_ONLY = ("missing", "judged_only", "max_docs")  # options only fastndcg.ndcg_run takes
 IDEAL_DATA = ("ideal_grades", "ideal_qid", "ideal_offsets")
+ALL_AGGREGATES = (*AGGREGATES, *TOOL_AGGREGATES)
 
 
 @dataclass(frozen=True)
@@ -80,28 +80,28 @@ def resolve(
         ):
             settings["ideal"] = "recall"
         if settings.get("ties") in KEYED_TIES and "ties" not in explicit:
-            raise ValueError(
+            raise OptionError(
                 f"preset {chosen.name!r} orders tied scores by document id "
-                f"(ties={settings['ties']!r}), which needs document ids: score a TREC run with "
-                "fastndcg.ndcg_run, or pass ties= explicitly (e.g. ties='stable' when rows are "
-                "in descending document id order)"
+                f"(`ties={settings['ties']!r}`), which needs document ids",
+                option="preset",
+                value=chosen.name,
+                fix={
+                    PYTHON: "score a TREC run with fastndcg.ndcg_run, or pass `ties=` explicitly "
+                    "(e.g. `ties='stable'` when rows are in descending document id order)",
+                    COMMAND: "score a TREC run with --qrels and --run, or pass --ties explicitly "
+                    "(e.g. --ties stable when rows are in descending document id order)",
+                },
+                joiner=": ",
             )
     options = {**settings, **explicit}
     if isinstance(options.get("k"), tuple):
         options["k"] = list(options["k"])
     if isinstance(options.get("gain"), tuple):
         options["gain"] = list(options["gain"])
-    decimals = options.pop("decimals", None)
-    if decimals is not None and (
-        isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral) or decimals < 0
-    ):
-        raise ValueError(f"decimals must be an int >= 0 or None; got {decimals!r}")
-    aggregate = options.get("aggregate", "mean")
+    decimals = parse("decimals", options.pop("decimals", None))
+    aggregate = choose("aggregate", options.get("aggregate", "mean"), ALL_AGGREGATES)
     if aggregate in TOOL_AGGREGATES:
         options["aggregate"] = "mean"
-    elif aggregate not in AGGREGATES:
-        valid = ", ".join(repr(a) for a in (*AGGREGATES, *TOOL_AGGREGATES))
-        raise ValueError(f"unknown aggregate={aggregate!r}; valid values are {valid}")
     list_weights = None
     if aggregate == "keras_rs" and entry == "ndcg":
         args, options, list_weights = _keras_items(args, options)
@@ -112,7 +112,7 @@ def resolve(
     rules = _Rules(
         preset=None if chosen is None else chosen.name,
         aggregate=aggregate,
-        decimals=None if decimals is None else int(decimals),
+        decimals=decimals,
         weights=options.get("weights"),
         list_weights=list_weights,
         shown=shown,
@@ -123,7 +123,9 @@ def resolve(
 def accepts_preset(entry: str) -> Callable[[Callable[..., NDCGResult]], Callable[..., NDCGResult]]:
     """Decorate an entry point so that it takes ``preset=``, ``decimals=`` and tool aggregates.
 
-    Only the options the caller actually passes override the preset's settings.
+    Only the options the caller actually passes override the preset's settings. The entry
+    point declares ``preset`` (and ``decimals``, unless ``**options`` carries it) in its own
+    signature, for its documentation; the decorator takes them before the call.
     """
 
     def decorate(func: Callable[..., NDCGResult]) -> Callable[..., NDCGResult]:
@@ -132,18 +134,6 @@ def accepts_preset(entry: str) -> Callable[[Callable[..., NDCGResult]], Callable
             args, options, rules = resolve(entry, preset, options, args)
             return rules.finish(func(*args, **options))
 
-        signature = inspect.signature(func)
-        params = list(signature.parameters.values())
-        tail = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
-        head = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
-        added = [
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-            for name in ("preset", "decimals")
-            if name not in signature.parameters
-        ]
-        if tail:  # decimals travels in **options
-            added = added[:1]
-        call.__signature__ = signature.replace(parameters=[*head, *added, *tail])  # type: ignore[attr-defined]
         return call
 
     return decorate
@@ -167,9 +157,11 @@ def _keras_items(
     labels = _dense_numeric(grades, "grades")
     nan = np.argwhere(np.isnan(labels))
     if nan.size:  # not a negative label: keras-rs would not mask it
-        raise ValueError(
-            f"grades has a NaN value at query row {nan[0][0]}, item {nan[0][1]}; grades must be "
-            "finite: drop or fill those items first"
+        where = f"query row {nan[0][0]}, item {nan[0][1]}"
+        raise InputError(
+            f"grades has a NaN value at {where}",
+            where=where,
+            fix="grades must be finite: drop or fill those items first",
         )
     keep = labels >= 0
     if options.get("mask") is not None:
@@ -181,13 +173,20 @@ def _keras_items(
     elif per_item:
         w = _dense_numeric(weights, "weights")
         if w.shape != labels.shape:
-            raise ValueError(
-                f"item weights must have the shape of grades {labels.shape}; got {w.shape}"
+            raise InputError(
+                f"item weights must have the shape of grades {labels.shape}",
+                value=w.shape,
+                fix=f"got {w.shape}",
             )
         bad = np.argwhere(~np.isfinite(w))
         if bad.size:
             q, item = bad[0]
-            raise ValueError(f"item weights must be finite; weights[{q}, {item}] = {w[q, item]}")
+            raise InputError(
+                "item weights must be finite",
+                value=w[q, item],
+                where=f"weights[{q}, {item}]",
+                fix=f"weights[{q}, {item}] = {w[q, item]}",
+            )
     else:
         w = np.broadcast_to(query_weights(weights, labels.shape[0])[:, None], labels.shape)
     keep &= w > 0

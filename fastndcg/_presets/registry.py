@@ -39,20 +39,11 @@ from typing import Any
 
 import numpy as np
 
-SETTINGS = (  # what a preset may set, in the order listings show them
-    "k",
-    "gain",
-    "discount",
-    "ideal",
-    "ties",
-    "zero_idcg",
-    "aggregate",
-    "score_dtype",
-    "missing",
-    "judged_only",
-    "max_docs",
-    "decimals",
-)
+from fastndcg._core.options import PRESET_SETTINGS
+from fastndcg._core.vocabulary import listed
+from fastndcg._errors import OptionError, OptionTypeError
+
+SETTINGS = PRESET_SETTINGS  # what a preset may set, in the order listings show them
 EXP2_TABLE = tuple(float(2**g - 1) for g in range(31))  # LightGBM's default label_gain
 
 
@@ -87,9 +78,11 @@ class Preset:
     def __post_init__(self) -> None:
         unknown = sorted(set(self.options) - set(SETTINGS))
         if unknown:
-            raise ValueError(
-                f"preset {self.name!r} sets unknown option(s) {', '.join(unknown)}; a preset sets "
-                f"{', '.join(SETTINGS)}"
+            raise OptionError(
+                f"preset {self.name!r} sets unknown option(s) {', '.join(unknown)}",
+                option="preset",
+                value=self.name,
+                fix=f"a preset sets {', '.join(SETTINGS)}",
             )
         ordered = sorted(self.options.items(), key=lambda item: SETTINGS.index(item[0]))
         object.__setattr__(self, "options", MappingProxyType(dict(ordered)))
@@ -286,7 +279,12 @@ def get_preset(name: Any) -> Preset:
         return name
     if isinstance(name, str) and name in PRESETS:
         return PRESETS[name]
-    raise ValueError(f"unknown preset={name!r}; valid presets are {', '.join(map(repr, PRESETS))}")
+    raise OptionError(
+        f"unknown `preset={name!r}`",
+        option="preset",
+        value=name,
+        fix=f"valid presets are {listed(tuple(PRESETS))}",
+    )
 
 
 class ranx_gain:  # named after the ranx parameter it reproduces
@@ -306,7 +304,9 @@ class ranx_gain:  # named after the ranx parameter it reproduces
 
     def __init__(self, rel_lvl: int = 1, burges: bool = False) -> None:
         if isinstance(rel_lvl, bool) or not isinstance(rel_lvl, numbers.Integral):
-            raise TypeError(f"rel_lvl must be an int; got {rel_lvl!r}")
+            raise OptionTypeError(
+                "rel_lvl must be an int", option="rel_lvl", value=rel_lvl, fix=f"got {rel_lvl!r}"
+            )
         self.rel_lvl = int(rel_lvl)
         self.burges = bool(burges)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, NoReturn
 
-from fastndcg._core.options import (
+from fastndcg._core.vocabulary import (
     AGGREGATES,
     BACKENDS,
     DISCOUNT_NAMES,

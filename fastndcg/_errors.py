@@ -1,0 +1,150 @@
+"""The errors fastndcg raises for bad options and bad data: data first, words second.
+
+Every such error is a :class:`FastNDCGError`, a ValueError, and carries what went wrong as
+attributes:
+
+- ``option``: the keyword the error is about (None for a data error);
+- ``value``: the offending value (:data:`NOT_GIVEN` when there is none to show);
+- ``where``: the row, line, column or file where the problem is, when known;
+- ``fix``: how to put it right (a mapping ``{"python": ..., "command": ...}`` where the two
+  front ends need different advice).
+
+Two families, each with TypeError variants so that ``except TypeError`` clauses written before
+keep working:
+
+- :class:`OptionError` for an option value (:class:`OptionTypeError` for a value of the wrong
+  type, :class:`BackendUnavailableError` for a backend that cannot run here, an ImportError
+  too);
+- :class:`InputError` for the data (:class:`InputTypeError` for data of the wrong type,
+  :class:`ColumnNotFoundError` for a missing column, a KeyError too).
+
+Messages are templates in which option references stand between backquotes: ```k=None```,
+```zero_idcg='skip'```, ```ties```, or a value of the option named before, ```'zero'```. Each
+front end spells them its own way: :meth:`FastNDCGError.render` with the default spelling (the
+one ``str()`` uses) writes Python keywords; the command line renders the same error with its
+flags (``-k all``, ``--zero-idcg skip``), from the option table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+class _NotGiven:
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN: Any = _NotGiven()  # the ``value`` of an error that has no value to show
+
+# the name of each front end in a ``fix`` mapping
+PYTHON = "python"
+COMMAND = "command"
+
+
+def python_words(template: str) -> str:
+    """A message template as Python callers read it: the option references as written."""
+    return template.replace("`", "")
+
+
+class FastNDCGError(ValueError):
+    """Base class of the errors fastndcg raises for bad options or bad data.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong, as a template (option references between backquotes).
+    option : str, optional
+        The keyword the error is about.
+    value : object, optional
+        The offending value.
+    where : str, optional
+        Where the problem is: a row, line, column or file.
+    fix : str or mapping, optional
+        How to put it right (a template), or ``{"python": ..., "command": ...}``.
+    joiner : str, default="; "
+        What joins the message and the fix.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        option: str | None = None,
+        value: Any = NOT_GIVEN,
+        where: str | None = None,
+        fix: str | Mapping[str, str] | None = None,
+        joiner: str = "; ",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.option = option
+        self.value = value
+        self.where = where
+        self.fix = fix
+        self.joiner = joiner
+
+    def fix_for(self, front: str = PYTHON) -> str | None:
+        """The fix as front end ``front`` ("python" or "command") gives it."""
+        if isinstance(self.fix, Mapping):
+            return self.fix.get(front)
+        return self.fix
+
+    def render(self, spell: Callable[[str], str] = python_words, front: str = PYTHON) -> str:
+        """The message and its fix, with option references spelled by ``spell``."""
+        fix = self.fix_for(front)
+        text = spell(self.message)
+        return text + self.joiner + spell(fix) if fix else text
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def extended(self, more: str) -> FastNDCGError:
+        """A copy of this error whose message ends with ``more`` (same class and data)."""
+        copy = type(self)(
+            self.message + more,
+            option=self.option,
+            value=self.value,
+            where=self.where,
+            fix=self.fix,
+            joiner=self.joiner,
+        )
+        return copy
+
+
+class OptionError(FastNDCGError):
+    """An option has a value fastndcg cannot use (``option`` names it)."""
+
+
+class OptionTypeError(OptionError, TypeError):
+    """An option has a value of the wrong type."""
+
+
+class BackendUnavailableError(OptionError, ImportError):
+    """The backend asked for cannot run here (a package is missing, or no GPU)."""
+
+
+class InputError(FastNDCGError):
+    """The data cannot be scored as given (``where`` says where the problem is)."""
+
+
+class InputTypeError(InputError, TypeError):
+    """The data has the wrong type or dtype."""
+
+
+class ColumnNotFoundError(InputError, KeyError):
+    """A column the call names is not in the table."""
+
+
+__all__ = [
+    "NOT_GIVEN",
+    "BackendUnavailableError",
+    "ColumnNotFoundError",
+    "FastNDCGError",
+    "InputError",
+    "InputTypeError",
+    "OptionError",
+    "OptionTypeError",
+    "python_words",
+]

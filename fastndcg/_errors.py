@@ -19,7 +19,8 @@ keep working:
   :class:`ColumnNotFoundError` for a missing column, a KeyError too).
 
 Messages are templates in which option references stand between backquotes: ```k=None```,
-```zero_idcg='skip'```, ```ties```, or a value of the option named before, ```'zero'```. Each
+```zero_idcg='skip'```, ```ties```, a value of the option named before (```'zero'```), or
+```or None``` where None is a Python value the command line spells by leaving a flag out. Each
 front end spells them its own way: :meth:`FastNDCGError.render` with the default spelling (the
 one ``str()`` uses) writes Python keywords; the command line renders the same error with its
 flags (``-k all``, ``--zero-idcg skip``), from the option table.
@@ -100,10 +101,14 @@ class FastNDCGError(ValueError):
     def __str__(self) -> str:
         return self.render()
 
-    def extended(self, more: str) -> FastNDCGError:
-        """A copy of this error whose message ends with ``more`` (same class and data)."""
+    def extended(self, more: str = "", *, before: str = "") -> FastNDCGError:
+        """A copy of this error whose message starts with ``before`` and ends with ``more``.
+
+        The copy has the same class and data; the original becomes its ``__cause__`` when it
+        is raised ``from`` it.
+        """
         copy = type(self)(
-            self.message + more,
+            before + self.message + more,
             option=self.option,
             value=self.value,
             where=self.where,

@@ -490,16 +490,17 @@ def test_help_shows_options_with_defaults():
 
 def test_help_states_each_default_once_and_truly():
     """No "(default: None)", "[None]" or a flag's False/True; options whose default is said in
-    words (--ideal, --threads, -k, --progress) say it once."""
+    words (--ideal, --threads, -k, --progress) say it once (--help lists the options in
+    groups: a group's title follows the last option of the group before)."""
     text = " ".join(cli("score", "--help").stdout.split())  # help lines unwrapped
     for wrong in ("(default: None)", "(default: [", "(default: False)", "(default: True)"):
         assert wrong not in text
     for fragment in (  # each followed by the next option: no second default
         "-k K cutoffs, e.g. 1,3,5,10 ('all': the whole list) (default: all) --gain",
         "ideal DCG (default: recall; global for TREC runs) --max-grade",
-        "Numba threads (default: all cores; one per task with --engine) --format",
+        "Numba threads (default: all cores; one per task with --engine) Output: --format",
         "always show a progress bar (default: only on an interactive terminal) --no-progress",
-        "--no-progress never show a progress bar --backend",
+        "--no-progress never show a progress bar Computation: --backend",
         "--zero-idcg {skip,zero,one,error} queries without relevant items (default: skip) --agg",
     ):
         assert fragment in text, fragment

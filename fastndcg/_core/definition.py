@@ -287,7 +287,7 @@ def _random_seed(seed: Any) -> int:
         return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise OptionTypeError(
-            "`seed` must be a non-negative int or None",
+            "`seed` must be a non-negative int `or None`",
             option="seed",
             value=seed,
             fix=f"got {seed!r}",

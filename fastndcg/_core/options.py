@@ -60,8 +60,8 @@ GROUPS = {
     "definition": "NDCG definition",
     "presets": "Presets",
     "trec": "TREC runs (--qrels/--run)",
-    "parquet": "Prediction files (Parquet, CSV/TSV)",
     "scaleout": "Dask and Spark (--engine)",
+    "parquet": "Prediction files (Parquet, CSV/TSV)",
     "runtime": "Computation",
     "output": "Output",
 }
@@ -86,11 +86,18 @@ class Flag:
     none: str | None = None
     help: str | None = None
     choices: tuple[str, ...] | None = None
+    negative: str | None = None  # a second flag that sets the option to False
+    negative_help: str | None = None
 
     @property
     def name(self) -> str:
         """The flag messages use."""
         return self.names[0]
+
+    @property
+    def shown(self) -> str:
+        """The flag as listings show it (with its negative form, if any)."""
+        return f"{self.name}/{self.negative}" if self.negative else self.name
 
 
 @dataclass(frozen=True)
@@ -201,7 +208,13 @@ _TABLE = (
         parse_cutoffs,
         preset=True,
         values="None, int, list of ints (and None)",
-        flag=Flag(("-k",), metavar="K", default=[None], none="all"),
+        flag=Flag(
+            ("-k",),
+            metavar="K",
+            default=[None],
+            none="all",
+            help="cutoffs, e.g. 1,3,5,10 ('all': the whole list) (default: all)",
+        ),
     ),
     Option(
         "gain",
@@ -252,6 +265,7 @@ _TABLE = (
         flag=Flag(
             ("--max-grade",),
             type=float,
+            metavar="GRADE",
             help="grade of every slot for --ideal max (default: the largest grade in the data; "
             "required for Parquet streamed with --group stream, the default, or with --engine)",
         ),
@@ -273,7 +287,12 @@ _TABLE = (
         "definition",
         _DEFINING,
         values="None, int in [0, 2**64)",
-        flag=Flag(("--seed",), type=int, help="seed for --ties random (default: a fresh one)"),
+        flag=Flag(
+            ("--seed",),
+            type=int,
+            metavar="SEED",
+            help="seed for --ties random (default: a fresh one)",
+        ),
     ),
     Option(
         "zero_idcg",
@@ -325,11 +344,12 @@ _TABLE = (
         None,
         "runtime",
         _CALLS,
-        _optional_int("n_threads", 1, "a positive int or None"),
+        _optional_int("n_threads", 1, "a positive int `or None`"),
         values="None, int >= 1",
         flag=Flag(
             ("--threads",),
             type=int,
+            metavar="N",
             help="Numba threads (default: all cores; one per task with --engine)",
         ),
     ),
@@ -443,6 +463,7 @@ _TABLE = (
         flag=Flag(
             ("--max-docs",),
             type=int,
+            metavar="N",
             help="TREC: score only the first N documents of each ranking (trec_eval -M) "
             "(default: all)",
         ),
@@ -453,7 +474,7 @@ _TABLE = (
         None,
         "presets",
         _PRESETS,
-        _optional_int("decimals", 0, "an int >= 0 or None"),
+        _optional_int("decimals", 0, "an int >= 0 `or None`"),
         preset=True,
         values="None, int >= 0",
     ),
@@ -466,15 +487,9 @@ _TABLE = (
         frozenset({PARQUET, COMMAND}),
         _optional_int("batch_rows", 1, "a positive int"),
         values="int >= 1",
-        flag=Flag(("--batch-rows",), type=int, help="Parquet: rows per streamed batch"),
-    ),
-    Option(
-        "progress",
-        "show a progress bar; None: only on an interactive terminal",
-        None,
-        "parquet",
-        frozenset({PARQUET, COMMAND}),
-        values="None, False, True",
+        flag=Flag(
+            ("--batch-rows",), type=int, metavar="ROWS", help="Parquet: rows per streamed batch"
+        ),
     ),
     Option(
         "group",
@@ -484,6 +499,22 @@ _TABLE = (
         frozenset({PARQUET, COMMAND}),
         choices=GROUPINGS,
         flag=Flag(("--group",), help="Parquet: stream query-grouped files, or group in memory"),
+    ),
+    Option(
+        "progress",
+        "show a progress bar; None: only on an interactive terminal",
+        None,
+        "parquet",
+        frozenset({PARQUET, COMMAND}),
+        values="None, False, True",
+        flag=Flag(
+            ("--progress",),
+            action="store_true",
+            default=None,
+            negative="--no-progress",
+            negative_help="never show a progress bar",
+            help="always show a progress bar (default: only on an interactive terminal)",
+        ),
     ),
     # -- Dask and Spark -------------------------------------------------------------------------
     Option(
@@ -514,6 +545,35 @@ OPTIONS: Mapping[str, Option] = {option.name: option for option in _TABLE}
 
 # Options of the command alone (no Python keyword takes them).
 COMMAND_ONLY = (
+    Option(
+        "qrels",
+        "TREC qrels file (qid 0 docid grade)",
+        None,
+        "trec",
+        frozenset({COMMAND}),
+        flag=Flag(("--qrels",), metavar="QRELS", help="TREC qrels file (qid 0 docid grade)"),
+    ),
+    Option(
+        "run",
+        "TREC run file (repeatable)",
+        [],
+        "trec",
+        frozenset({COMMAND}),
+        flag=Flag(("--run",), action="append", metavar="RUN", help="TREC run file (repeatable)"),
+    ),
+    Option(
+        "compare_presets",
+        "score under several presets and show how each differs from the first",
+        None,
+        "presets",
+        frozenset({COMMAND}),
+        flag=Flag(
+            ("--compare-presets",),
+            metavar="NAMES",
+            help="score under several presets (comma-separated; without NAMES: every preset "
+            "that applies) and show how each differs from the first",
+        ),
+    ),
     Option(
         "engine",
         "where prediction files are scored: this process, a Dask cluster or Spark",
@@ -566,12 +626,12 @@ COMMAND_ONLY = (
         4,
         "output",
         frozenset({COMMAND}),
-        flag=Flag(("--digits",), help="decimals in table output"),
+        flag=Flag(("--digits",), metavar="N", help="decimals in table output"),
     ),
 )
-COMMAND_OPTIONS: Mapping[str, Option] = {
-    **{name: option for name, option in OPTIONS.items() if COMMAND in option.entries},
+COMMAND_OPTIONS: Mapping[str, Option] = {  # the command's own options first in each group
     **{option.name: option for option in COMMAND_ONLY},
+    **{name: option for name, option in OPTIONS.items() if COMMAND in option.entries},
 }
 
 # the options a Definition takes (the rest belong to entry points)

@@ -81,7 +81,7 @@ def resolve(
             settings["ideal"] = "recall"
         if settings.get("ties") in KEYED_TIES and "ties" not in explicit:
             raise OptionError(
-                f"preset {chosen.name!r} orders tied scores by document id "
+                f"`preset {chosen.name!r}` orders tied scores by document id "
                 f"(`ties={settings['ties']!r}`), which needs document ids",
                 option="preset",
                 value=chosen.name,

@@ -1,28 +1,20 @@
-"""The argument parser of the ``fastndcg`` command, and how its flags map to keywords."""
+"""The argument parser of the ``fastndcg`` command, generated from the option table.
+
+Every flag of ``fastndcg score`` is an option of :mod:`fastndcg._core.options`: its name,
+default, choices and help come from there, and its value lands in the namespace under the
+option's Python keyword. This module adds only how text becomes a value where argparse's
+own types do not do (cutoffs, gain tables, decimals, preset lists).
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any, NoReturn
 
-from fastndcg._core.vocabulary import (
-    AGGREGATES,
-    BACKENDS,
-    DISCOUNT_NAMES,
-    ENGINES,
-    GAIN_NAMES,
-    GROUPINGS,
-    IDEALS,
-    KEYED_TIES,
-    MISSING,
-    SCORE_DTYPES,
-    TIES,
-    TOOL_AGGREGATES,
-    ZERO_IDCG,
-)
+from fastndcg._core.options import COMMAND_OPTIONS, GROUPS, Option
+from fastndcg._core.vocabulary import GAIN_NAMES
+from fastndcg._errors import NOT_GIVEN
 from fastndcg._presets import PRESETS
-
-FORMATS = ("table", "json", "csv")
 
 
 def parse_k(text: str) -> list[int | None]:
@@ -117,7 +109,9 @@ class _IntermixedParser(_Parser):
             self._intermixing = False
 
 
-class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+class _DefaultsFormatter(
+    argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter
+):
     """Adds ``(default: ...)`` to options that take a value and have one.
 
     Not to flags, to options without a default, or where the help already says the default
@@ -130,6 +124,55 @@ class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+# how the command reads the text of options whose values are not plain strings or numbers
+_TEXT: dict[str, Any] = {
+    "k": parse_k,
+    "gain": parse_gain,
+    "digits": parse_digits,
+    "compare_presets": parse_presets,
+}
+_CHOICES: dict[str, tuple[str, ...]] = {"preset": tuple(PRESETS)}
+_EXCLUSIVE = (("preset", "compare_presets"),)  # options that cannot be given together
+_EXAMPLES = """examples:
+  fastndcg score predictions.parquet -k 1,3,10
+  fastndcg score --qrels qrels.txt --run a.run --run b.run -k 10 --preset trec_eval
+  fastndcg score predictions.parquet --compare-presets sklearn,lightgbm
+  fastndcg score predictions.parquet --format json --per-query per_query.parquet
+"""
+
+
+def _add(group: Any, option: Option) -> None:
+    """One option of the table as an argparse argument (its value under the keyword)."""
+    flag = option.flag
+    assert flag is not None
+    kwargs: dict[str, Any] = {
+        "dest": option.name,
+        "default": option.default if flag.default is NOT_GIVEN else flag.default,
+        "help": flag.help or option.doc,
+    }
+    if flag.action is not None:
+        kwargs["action"] = flag.action
+    else:
+        kwargs["type"] = _TEXT.get(option.name, flag.type)
+        choices = flag.choices or _CHOICES.get(option.name)
+        if choices is None and option.choices and option.name not in _TEXT:
+            choices = option.choices
+        if choices:
+            kwargs["choices"] = choices
+        if flag.metavar is not None:
+            kwargs["metavar"] = flag.metavar
+    if option.name == "compare_presets":
+        kwargs.update(nargs="?", const="all")
+    if flag.negative is None:
+        group.add_argument(*flag.names, **kwargs)
+        return
+    pair = group.add_mutually_exclusive_group()
+    pair.add_argument(*flag.names, **kwargs)
+    pair.add_argument(
+        flag.negative, dest=option.name, action="store_false", help=flag.negative_help
+    )
+
+
 def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     """The argument parser of the ``fastndcg`` command.
 
@@ -140,154 +183,41 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         prog="fastndcg",
         description="NDCG for millions of queries, under every definition in use.",
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an error (also FASTNDCG_DEBUG=1)",
+    )
     commands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=_IntermixedParser
     )
-
     score = commands.add_parser(
         "score",
         help="score predictions (Parquet/CSV) or TREC runs against qrels",
         description=(
-            "Score a predictions file (Parquet file or directory, CSV/TSV) with one row per "
+            "Score a predictions file (Parquet file or directory, CSV/TSV) with one row per\n"
             "(query, item), or TREC runs against qrels (--qrels with one or more --run)."
         ),
+        epilog=_EXAMPLES,
         formatter_class=_DefaultsFormatter,
     )
     score.add_argument(
         "predictions", nargs="*", help="Parquet file(s) or directory, or CSV/TSV files"
     )
-    score.add_argument("--qid", default="qid", help="query id column")
-    score.add_argument("--grade", default="grade", help="relevance grade column")
-    score.add_argument("--score", default="score", help="model score column ('' for ranked rows)")
-    score.add_argument("--qrels", help="TREC qrels file (qid 0 docid grade)")
-    score.add_argument("--run", action="append", default=[], help="TREC run file (repeatable)")
-    score.add_argument(
-        "-k",
-        type=parse_k,
-        default=[None],
-        help="cutoffs, e.g. 1,3,5,10 ('all': the whole list) (default: all)",
-    )
-    score.add_argument(
-        "--gain", type=parse_gain, default="exp2", help="exp2, linear, or gains per grade 0,1,2,..."
-    )
-    score.add_argument("--discount", choices=DISCOUNT_NAMES, default="log2", help="rank discount")
-    score.add_argument(
-        "--ideal",
-        choices=tuple(IDEALS),
-        default=None,
-        help="ideal DCG (default: recall; global for TREC runs)",
-    )
-    score.add_argument(
-        "--max-grade",
-        type=float,
-        default=None,
-        help="grade of every slot for --ideal max (default: the largest grade in the data; "
-        "required for Parquet streamed with --group stream, the default, or with --engine)",
-    )
-    score.add_argument(
-        "--ties", choices=(*TIES, *KEYED_TIES), default="average", help="order of tied scores"
-    )
-    score.add_argument(
-        "--seed", type=int, default=None, help="seed for --ties random (default: a fresh one)"
-    )
-    score.add_argument(
-        "--zero-idcg", choices=ZERO_IDCG, default="skip", help="queries without relevant items"
-    )
-    score.add_argument(
-        "--aggregate",
-        choices=(*AGGREGATES, *TOOL_AGGREGATES),
-        default="mean",
-        help="how queries combine (or a tool's own rule)",
-    )
-    score.add_argument(
-        "--score-dtype",
-        choices=SCORE_DTYPES,
-        default="float64",
-        help="precision scores are held in before ranking",
-    )
-    definitions = score.add_mutually_exclusive_group()
-    definitions.add_argument(
-        "--preset",
-        choices=tuple(PRESETS),
-        default=None,
-        help="score as this tool does (options given explicitly override its settings)",
-    )
-    definitions.add_argument(
-        "--compare-presets",
-        type=parse_presets,
-        nargs="?",
-        const="all",
-        default=None,
-        metavar="NAMES",
-        help="score under several presets (comma-separated; without NAMES: every preset that "
-        "applies) and show how each differs from the first",
-    )
-    score.add_argument(
-        "--judged-only", action="store_true", help="TREC: drop unjudged documents before ranking"
-    )
-    score.add_argument(
-        "--missing",
-        choices=MISSING,
-        default="zero",
-        help="TREC: judged queries absent from a run",
-    )
-    score.add_argument(
-        "--max-docs",
-        type=int,
-        default=None,
-        help="TREC: score only the first N documents of each ranking (trec_eval -M) (default: all)",
-    )
-    score.add_argument(
-        "--batch-rows", type=int, default=1 << 20, help="Parquet: rows per streamed batch"
-    )
-    score.add_argument(
-        "--group",
-        choices=GROUPINGS,
-        default="stream",
-        help="Parquet: stream query-grouped files, or group in memory",
-    )
-    score.add_argument(
-        "--engine",
-        choices=("local", *ENGINES),
-        default="local",
-        help="Parquet: score in this process, on a Dask cluster, or with Spark",
-    )
-    score.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        default=None,
-        help="--engine dask: scheduler address (default: a local cluster); --engine spark: "
-        "master URL (default: local[*]; sc://host:port for Spark Connect)",
-    )
-    score.add_argument(
-        "--colocated",
-        action="store_true",
-        help="--engine dask|spark: every file holds whole queries, so skip the shuffle (checked)",
-    )
-    progress = score.add_mutually_exclusive_group()
-    progress.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_true",
-        default=None,
-        help="always show a progress bar (default: only on an interactive terminal)",
-    )
-    progress.add_argument(
-        "--no-progress", dest="progress", action="store_false", help="never show a progress bar"
-    )
-    score.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend")
-    score.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="Numba threads (default: all cores; one per task with --engine)",
-    )
-    score.add_argument("--format", choices=FORMATS, default="table", help="output format")
-    score.add_argument(
-        "--per-query", metavar="FILE", help="also write per-query values (.parquet or .csv)"
-    )
-    score.add_argument("--digits", type=parse_digits, default=4, help="decimals in table output")
-
+    exclusive = {name: group for group in _EXCLUSIVE for name in group}
+    made: dict[tuple[str, ...], Any] = {}
+    for key, title in GROUPS.items():
+        section = score.add_argument_group(title)
+        for option in COMMAND_OPTIONS.values():
+            if option.group != key or option.flag is None:
+                continue
+            target = section
+            if option.name in exclusive:
+                pair = exclusive[option.name]
+                if pair not in made:
+                    made[pair] = section.add_mutually_exclusive_group()
+                target = made[pair]
+            _add(target, option)
     if not keep_defaults:
         for action in score._actions:
             action.default = argparse.SUPPRESS
@@ -296,50 +226,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-# command-line destination -> keyword of the Python functions
-ENGINE_OPTIONS = {
-    "k": "k",
-    "gain": "gain",
-    "discount": "discount",
-    "ideal": "ideal",
-    "ties": "ties",
-    "seed": "seed",
-    "zero_idcg": "zero_idcg",
-    "aggregate": "aggregate",
-    "backend": "backend",
-    "threads": "n_threads",
-    "max_grade": "max_grade",
-    "score_dtype": "score_dtype",
-}
-
-
-RUN_OPTIONS = {"judged_only": "judged_only", "missing": "missing", "max_docs": "max_docs"}
-
-
-# command-line destination -> flags, of the options only prediction files take
-PREDICTION_FLAGS = {
-    "qid": "--qid",
-    "grade": "--grade",
-    "score": "--score",
-    "batch_rows": "--batch-rows",
-    "group": "--group",
-    "progress": "--progress/--no-progress",
-}
-
-
-# option values only TREC runs can use, and what they need from them
-RUN_VALUES = {
-    "ideal": ("global", "the qrels' judgment lists"),
-    "ties": ("docid_desc", "the run's document ids"),
-}
-
-
-# the Python keyword of each option -> its flag, to word the library's advice for the command
-FLAGS = {
-    name: "-k" if dest == "k" else "--" + dest.replace("_", "-")
-    for dest, name in {
-        **ENGINE_OPTIONS,
-        **RUN_OPTIONS,
-        **{dest: dest for dest in (*PREDICTION_FLAGS, "colocated", "cluster", "preset")},
-    }.items()
-}
+def flag_words(name: str) -> str:
+    """How listings name option ``name`` on the command line (``--progress/--no-progress``)."""
+    flag = COMMAND_OPTIONS[name].flag
+    return name if flag is None else flag.shown

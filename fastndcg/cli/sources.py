@@ -9,15 +9,32 @@ from pathlib import Path
 from typing import Any
 
 from fastndcg._compare import ENTRY_POINTS, compare_definitions
+from fastndcg._core.options import COMMAND_OPTIONS, DEFINITION, PARQUET, RUN, RUN_ONLY
+from fastndcg._errors import FastNDCGError, OptionError
 from fastndcg._io.trec_text import read_once
 from fastndcg._presets import PRESETS
 from fastndcg._result import NDCGResult
-from fastndcg.cli.parser import ENGINE_OPTIONS, FLAGS, PREDICTION_FLAGS, RUN_OPTIONS, RUN_VALUES
-from fastndcg.cli.wording import FILES, RUNS
+from fastndcg.cli.messages import render
+from fastndcg.cli.parser import flag_words
+from fastndcg.cli.wording import command_wording
+
+RUNS = "TREC runs (--qrels/--run)"
+FILES = "prediction files"
+# options of prediction files only: the columns, and how Parquet is read
+PREDICTION_OPTIONS = tuple(
+    name
+    for name, option in COMMAND_OPTIONS.items()
+    if PARQUET in option.entries and RUN not in option.entries and option.flag is not None
+)
+# option values only TREC runs can use, and what they need from them
+RUN_VALUES = {
+    "ideal": ("global", "the qrels' judgment lists"),
+    "ties": ("docid_desc", "the run's document ids"),
+}
 
 
-class UsageError(Exception):
-    """Bad input or options: reported in one line with exit status 2."""
+class UsageError(OptionError):
+    """A misuse of the command itself (inputs of both kinds, an input given twice ...)."""
 
 
 def check_inputs(args: argparse.Namespace, given: set[str]) -> None:
@@ -26,19 +43,20 @@ def check_inputs(args: argparse.Namespace, given: set[str]) -> None:
     if trec and args.predictions:
         raise UsageError("give either prediction files or --qrels/--run, not both")
     if trec:
-        flags = [PREDICTION_FLAGS[dest] for dest in PREDICTION_FLAGS if dest in given]
+        flags = [flag_words(name) for name in PREDICTION_OPTIONS if name in given]
         belongs, used = FILES, RUNS
     else:
-        flags = [FLAGS[name] for dest, name in RUN_OPTIONS.items() if dest in given]
+        flags = [flag_words(name) for name in RUN_ONLY if name in given]
         belongs, used = RUNS, FILES
     if flags:
         verb = "applies" if len(flags) == 1 else "apply"
         raise UsageError(f"{', '.join(flags)} {verb} to {belongs}, not to {used}")
-    for dest, (value, needs) in RUN_VALUES.items():
-        if not trec and dest in given and getattr(args, dest) == value:
+    for name, (value, needs) in RUN_VALUES.items():
+        if not trec and name in given and getattr(args, name) == value:
+            flag = flag_words(name)
             raise UsageError(
-                f"--{dest} {value} applies to {RUNS}: it needs {needs}; choose another "
-                f"--{dest} for {FILES}"
+                f"{flag} {value} applies to {RUNS}: it needs {needs}; choose another "
+                f"{flag} for {FILES}"
             )
     if args.cluster is not None and not args.cluster.strip():
         raise UsageError("--cluster is empty; give the address, or leave --cluster out")
@@ -54,13 +72,9 @@ def call_options(args: argparse.Namespace, given: set[str], trec: bool) -> dict[
     With a preset (or presets to compare) only the options given on the command line are
     passed, so that the preset's settings stand for the rest.
     """
-    names = {**ENGINE_OPTIONS, **(RUN_OPTIONS if trec else {})}
+    names = (*DEFINITION, *(RUN_ONLY if trec else ()))
     presets_used = args.preset is not None or args.compare_presets is not None
-    options = {
-        name: getattr(args, dest)
-        for dest, name in names.items()
-        if dest in given or not presets_used
-    }
+    options = {name: getattr(args, name) for name in names if name in given or not presets_used}
     if options.get("ideal", "") is None:
         if trec:
             del options["ideal"]
@@ -119,10 +133,12 @@ def naming(source: str, qrels: str | None = None) -> Iterator[None]:
     try:
         yield
     except (ValueError, TypeError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        message = render(exc)
         if source in message or (qrels is not None and str(Path(qrels)) in message):
             raise
-        raise UsageError(f"{source}: {message}") from exc
+        if isinstance(exc, FastNDCGError):
+            raise exc.extended(before=f"{source}: ") from exc
+        raise UsageError(f"{source}: {command_wording(message)}") from exc
 
 
 def compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str, Any]]:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
-from fastndcg.cli.parser import FLAGS
+from fastndcg._core.options import COMMAND_OPTIONS
 from fastndcg.stream import GROUP_IN_MEMORY
 
+FLAGS = {
+    name: option.flag.name for name, option in COMMAND_OPTIONS.items() if option.flag is not None
+}
 # Python values the command spells otherwise (another None is the option left out)
 _SPELLED = {("k", "None"): "all", ("score", "None"): "''"}
 

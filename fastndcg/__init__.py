@@ -6,6 +6,15 @@ The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit
 from fastndcg._api import ndcg
 from fastndcg._backends import available_backends
 from fastndcg._compare import Comparison, compare_definitions
+from fastndcg._errors import (
+    BackendUnavailableError,
+    ColumnNotFoundError,
+    FastNDCGError,
+    InputError,
+    InputTypeError,
+    OptionError,
+    OptionTypeError,
+)
 from fastndcg._parquet import ndcg_parquet
 from fastndcg._presets import Preset, presets, ranx_gain
 from fastndcg._result import NDCGResult
@@ -18,9 +27,16 @@ from fastndcg.trec import ndcg_run
 __version__ = "0.1.0"
 
 __all__ = [
+    "BackendUnavailableError",
+    "ColumnNotFoundError",
     "Comparison",
+    "FastNDCGError",
+    "InputError",
+    "InputTypeError",
     "InvalidParameterError",
     "NDCGResult",
+    "OptionError",
+    "OptionTypeError",
     "Preset",
     "Scorer",
     "__version__",

@@ -1,0 +1,107 @@
+"""The option table is the one place options are declared: the README's table agrees with it,
+and the entry points, presets and command line take what it says."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import fastndcg
+from fastndcg._core import options as table
+from fastndcg.cli.parser import build_parser
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_rows() -> dict[str, list[str]]:
+    """Option name -> the 'values' cells of its rows in the README's options table."""
+    text = README.read_text()
+    start = text.index("| option | values (default first) |")
+    rows: dict[str, list[str]] = {}
+    name = None
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells[0]:
+            name = cells[0].strip("`")
+            rows[name] = []
+        rows[name].append(cells[1])
+    return rows
+
+
+def literal(cell: str) -> object:
+    """The first value a README cell gives: `None` or a quoted string."""
+    token = re.match(r"`([^`]*)`", cell).group(1)
+    return None if token == "None" else token.strip('"')
+
+
+def test_every_definition_option_is_in_the_readme_table_with_its_default():
+    rows = readme_rows()
+    assert set(table.DEFINITION) <= set(rows), set(table.DEFINITION) - set(rows)
+    for name in rows:
+        option = table.OPTIONS[name]  # a row for an option that does not exist fails here
+        assert literal(rows[name][0]) == option.default, name
+
+
+def test_the_readme_lists_exactly_the_named_choices():
+    for name, cells in readme_rows().items():
+        choices = table.OPTIONS[name].choices
+        named = {value for cell in cells for value in re.findall(r'`"([^"`]+)"`', cell)}
+        if choices:
+            assert named == set(choices), (name, named ^ set(choices))
+        else:
+            assert not named, name
+
+
+def test_the_python_signatures_take_the_table_defaults():
+    """Explicit keywords of the entry points default to what the table says."""
+    for entry, func in (
+        (table.NDCG, fastndcg.ndcg),
+        (table.TABLE, fastndcg.ndcg_table),
+        (table.PARQUET, fastndcg.ndcg_parquet),
+        (table.RUN, fastndcg.ndcg_run),
+        (table.SCORER, fastndcg.Scorer),
+    ):
+        for parameter in inspect.signature(func).parameters.values():
+            option = table.OPTIONS.get(parameter.name)
+            if option is None or parameter.kind is not parameter.KEYWORD_ONLY:
+                continue
+            if entry == table.NDCG and parameter.name == "qid":
+                continue  # the query id of every row (an array), not a column name
+            assert entry in option.entries, (entry, parameter.name)
+            if parameter.name != "ideal" or entry != table.RUN:
+                assert parameter.default == option.default, (entry, parameter.name)
+
+
+def test_presets_set_what_the_table_allows():
+    allowed = set(table.PRESET_SETTINGS)
+    for preset in fastndcg.presets().values():
+        assert set(preset.options) <= allowed, preset.name
+    with pytest.raises(fastndcg.OptionError) as info:
+        fastndcg.Preset("bad", "a tool", {"not_an_option": 1})
+    assert info.value.option == "preset"
+
+
+def test_the_command_has_a_flag_for_every_option_with_one():
+    parser = build_parser()
+    score = parser._subparsers._group_actions[0].choices["score"]
+    flags = {string for action in score._actions for string in action.option_strings}
+    dests = {action.dest for action in score._actions}
+    for name, option in table.COMMAND_OPTIONS.items():
+        if option.flag is None:
+            continue
+        assert set(option.flag.names) <= flags, name
+        assert name in dests, name  # the value lands under the Python keyword
+
+
+def test_unknown_options_list_what_the_entry_point_takes():
+    with pytest.raises(TypeError) as info:
+        fastndcg.ndcg_table({"qid": [1], "grade": [1], "score": [0.5]}, cutoff=3)
+    error = info.value
+    assert isinstance(error, fastndcg.OptionError) and error.option == "cutoff"
+    valid = set(error.fix.removeprefix("valid options: ").split(", "))
+    assert valid == set(table.DEFINITION) | set(table.data_options(table.TABLE))

@@ -22,9 +22,8 @@ from fastndcg._runtime import warmup
 from fastndcg._scorer import Scorer
 from fastndcg._sklearn import InvalidParameterError, ndcg_score
 from fastndcg._tables import ndcg_table
+from fastndcg._version import __version__
 from fastndcg.trec import ndcg_run
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BackendUnavailableError",

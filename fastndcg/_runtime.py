@@ -144,7 +144,7 @@ def info() -> dict[str, Any]:
     """Versions, backend and threading facts of this installation."""
     import pyarrow
 
-    from fastndcg import __version__
+    from fastndcg._version import __version__
 
     facts: dict[str, Any] = {
         "fastndcg": __version__,

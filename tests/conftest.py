@@ -49,7 +49,8 @@ settings.load_profile("fastndcg")
 
 BACKENDS = fastndcg.available_backends()
 # real TREC files and model predictions the tests read; provenance and licences: data/SOURCES.md
-TEST_DATA = Path(__file__).resolve().parent / "data"
+TESTS = Path(__file__).resolve().parent  # the shared helpers: reference, strategies ...
+TEST_DATA = TESTS / "data"
 
 
 def pytest_collection_modifyitems(config, items):

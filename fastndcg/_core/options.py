@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from fastndcg._backends import backend_names
 from fastndcg._core.specs import parse_cutoffs, parse_discount, parse_gain
 from fastndcg._core.vocabulary import (
     AGGREGATES,
@@ -335,6 +336,7 @@ _TABLE = (
         "auto",
         "runtime",
         _DEFINING,
+        lambda value: choose("backend", value, ("auto", *backend_names())),
         choices=BACKENDS,
         flag=Flag(("--backend",), help="compute backend"),
     ),

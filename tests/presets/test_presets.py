@@ -19,7 +19,7 @@ import fastndcg
 from fastndcg._core.aggregate import round_half_even
 from fastndcg._presets import EXP2_TABLE
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 NAMES = [
     "trec_eval",
     "trec_eval9",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -103,7 +104,6 @@ print(json.dumps(out))
 
 def test_more_threads_than_cores_in_a_fresh_process():
     """NUMBA_NUM_THREADS is fixed at import, so larger pools are checked in a subprocess."""
-    from pathlib import Path
 
     code = CHILD.format(tests=str(Path(__file__).parent))
     env = dict(__import__("os").environ, NUMBA_NUM_THREADS="5")

@@ -15,14 +15,13 @@ import os
 import subprocess
 import sys
 from contextlib import redirect_stdout
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import NUMBA_BLOCKED
+from conftest import NUMBA_BLOCKED, TESTS
 from scaleout_data import (
     LONG_QUERY,
     assert_same_mean,
@@ -367,7 +366,7 @@ print(numba.threading_layer())
 def test_concurrent_tasks_under_the_workqueue_threading_layer():
     """Numba's workqueue layer kills the process when two threads launch parallel kernels at
     once; fastndcg launches none (its threads are a plain pool), so tasks run side by side."""
-    code = WORKQUEUE.format(tests=str(Path(__file__).parent))
+    code = WORKQUEUE.format(tests=str(TESTS))
     env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr[-2000:]

@@ -15,11 +15,10 @@ import subprocess
 import sys
 import textwrap
 from contextlib import redirect_stdout
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from conftest import NUMBA_BLOCKED
+from conftest import NUMBA_BLOCKED, TESTS
 from scaleout_data import (
     assert_same_mean,
     assert_same_per_query,
@@ -300,7 +299,7 @@ def test_spark_connect(spark):
     """The same adapter over Spark Connect (a local Connect server in a fresh process)."""
     pytest.importorskip("pyspark.sql.connect.session", reason="needs pyspark[connect]")
     conf = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_ROWS)}  # a runtime conf
-    code = CONNECT.format(tests=str(Path(__file__).parent), conf=conf)
+    code = CONNECT.format(tests=str(TESTS), conf=conf)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300

@@ -1,0 +1,152 @@
+"""The backend seam: every backend is one object with the same operations, and they agree.
+
+A third backend is one class registered with ``register_backend``: the entry points then take
+it by name.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import BACKENDS
+
+import fastndcg
+from fastndcg import _backends
+from fastndcg._backends import Backend, get_backend, register_backend
+
+OPERATIONS = [
+    name
+    for name, member in inspect.getmembers(Backend)
+    if not name.startswith("_") and callable(member)
+]
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_every_backend_has_every_operation(name):
+    backend = get_backend(name)
+    assert backend.name == name
+    for operation in OPERATIONS:
+        assert callable(getattr(backend, operation, None)), (name, operation)
+    for attribute in ("checks_scores", "serves_single_lists"):
+        assert isinstance(getattr(backend, attribute), bool)
+
+
+def test_the_seam_lists_the_operations_the_package_uses():
+    assert {
+        "score",
+        "column_stats",
+        "run_bounds",
+        "stray_whitespace",
+        "document_ids",
+        "match_judgments",
+        "docid_ranks",
+        "first_ranked",
+        "threads",
+    } <= set(OPERATIONS)
+
+
+needs_both = pytest.mark.skipif(len(BACKENDS) < 2, reason="numba is not available in this run")
+
+
+@needs_both
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int8])
+def test_the_backends_scan_columns_alike(dtype):
+    rng = np.random.default_rng(1)
+    values = rng.integers(-50, 50, 300_000) / (4 if dtype in (np.float64, np.float32) else 1)
+    values = values.astype(dtype)
+    numba, numpy = get_backend("numba"), get_backend("numpy")
+    for integral in (True, False):
+        assert numba.column_stats(values, integral) == numpy.column_stats(values, integral)
+    if values.dtype.kind == "f":
+        values = values.copy()
+        values[123_456] = np.nan
+        assert numba.column_stats(values).first_nonfinite == 123_456
+        assert numpy.column_stats(values).first_nonfinite == 123_456
+
+
+@needs_both
+def test_the_backends_find_the_same_runs():
+    ids = np.repeat(np.random.default_rng(2).integers(0, 30, 5_000), 3)
+    for dtype in (np.int64, np.int32, np.float64, np.uint8):
+        column = ids.astype(dtype)
+        np.testing.assert_array_equal(
+            get_backend("numba").run_bounds(column), get_backend("numpy").run_bounds(column)
+        )
+
+
+@needs_both
+@pytest.mark.parametrize(
+    "text", [b"a b c\nd e f\n", b"a  b\n", b"a\tb c\n", b"a b\x0bc\n", b"x" * 40 + b"  y\n"]
+)
+def test_the_backends_see_the_same_stray_whitespace(text):
+    data = np.frombuffer(text, dtype=np.uint8)
+    found = {get_backend(name).stray_whitespace(data, ord(" "), ord("\t")) for name in BACKENDS}
+    assert len(found) == 1
+
+
+@needs_both
+def test_the_backends_join_a_run_alike():
+    rng = np.random.default_rng(3)
+    n_queries, per_query = 50, 20
+    offsets = np.arange(n_queries + 1, dtype=np.int64) * per_query
+    run_docs = pa.chunked_array([[f"d{rng.integers(0, 40)}" for _ in range(offsets[-1])]])
+    judged_docs = pa.chunked_array([[f"d{j}" for _ in range(n_queries) for j in range(0, 40, 3)]])
+    judged_offsets = np.arange(n_queries + 1, dtype=np.int64) * 14
+    labels = rng.integers(0, 4, len(judged_docs)).astype(np.float64)
+    rows = np.arange(len(judged_docs), dtype=np.int64)
+    out = {}
+    for name in BACKENDS:
+        backend = get_backend(name)
+        judged_ids, run_ids = backend.document_ids(judged_docs, run_docs, ordered=True)
+        grades, duplicate = backend.match_judgments(
+            offsets, None, run_ids, judged_offsets, rows, judged_ids, labels
+        )
+        out[name] = (grades, duplicate)
+    np.testing.assert_array_equal(out["numba"][0], out["numpy"][0])
+    assert out["numba"][1] == out["numpy"][1] >= 0  # documents repeat within queries here
+
+
+@needs_both
+def test_the_backends_cut_rankings_alike():
+    """Rows of a query in run order, grouped in place or by a stable grouping of the rows."""
+    rng = np.random.default_rng(4)
+    grouped_offsets = np.array([0, 7, 7, 30, 31, 60], dtype=np.int64)
+    labels = rng.integers(0, 5, 60)
+    order = np.argsort(labels, kind="stable").astype(np.int64)
+    scattered_offsets = np.zeros(6, dtype=np.int64)
+    np.cumsum(np.bincount(labels, minlength=5), out=scattered_offsets[1:])
+    scores = rng.integers(0, 4, 60).astype(np.float64)
+    key = rng.permutation(60).astype(np.int64)
+    for tie_key in (None, key):
+        for offsets, grouping in ((grouped_offsets, None), (scattered_offsets, order)):
+            kept = [
+                get_backend(name).first_ranked(offsets, grouping, scores, tie_key, 5)
+                for name in BACKENDS
+            ]
+            np.testing.assert_array_equal(kept[0], kept[1])
+
+
+class _Wrapped:
+    """A backend of a test's own: the NumPy backend under another name."""
+
+    def __init__(self) -> None:
+        self._inner = get_backend("numpy")
+        self.name = "wrapped"
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def test_a_third_backend_is_one_class_registered(monkeypatch):
+    monkeypatch.setattr(_backends, "_REGISTRY", dict(_backends._REGISTRY))
+    monkeypatch.setattr(_backends, "_LOADED", dict(_backends._LOADED))
+    register_backend("wrapped", _Wrapped, automatic=False, missing="nothing")
+    grades, scores = [3, 2, 3, 0, 1, 2], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
+    result = fastndcg.ndcg(grades, scores, k=6, backend="wrapped")
+    assert result.options["backend"] == "wrapped"
+    assert float(result) == float(fastndcg.ndcg(grades, scores, k=6, backend="numpy"))
+    assert "wrapped" in fastndcg.available_backends()
+    assert fastndcg.ndcg(grades, scores).options["backend"] != "wrapped"  # not automatic

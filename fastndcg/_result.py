@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from fastndcg._errors import OptionTypeError
+
 
 def cutoff_label(k: int | None) -> str:
     """Column label of a cutoff: ``"ndcg@10"`` style suffix ``"@10"``, or ``""`` for no cutoff."""
@@ -84,9 +86,11 @@ class NDCGResult:
             If ``k`` was not computed.
         """
         if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
-            raise TypeError(
-                f"k must be an int or None (whole list), one of the computed cutoffs {self.k}; "
-                f"got {k!r}"
+            raise OptionTypeError(
+                f"`k` must be an int or None (whole list), one of the computed cutoffs {self.k}",
+                option="k",
+                value=k,
+                fix=f"got {k!r}",
             )
         if k not in self.k:
             raise KeyError(f"k={k!r} was not computed; computed cutoffs are {self.k}")

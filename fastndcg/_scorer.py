@@ -20,6 +20,7 @@ from fastndcg._backends.abi import GRADE_SLOTS, SCORE_SLOTS, KernelArgs, readonl
 from fastndcg._core.coerce import from_torch
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import build_layout
+from fastndcg._errors import InputError, OptionError
 
 _CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
 _ONE_QUERY_IDS = readonly(np.zeros(1, dtype=np.int64))
@@ -62,9 +63,11 @@ class Scorer:
         score_dtype: str = "float64",
     ) -> None:
         if ideal == "global":
-            raise ValueError(
-                "Scorer scores one list at a time and has no judgment lists for "
-                "ideal='global'; use fastndcg.ndcg(..., ideal='global', ideal_grades=...)"
+            raise OptionError(
+                "Scorer scores one list at a time and has no judgment lists for `ideal='global'`",
+                option="ideal",
+                value=ideal,
+                fix="use fastndcg.ndcg(..., ideal='global', ideal_grades=...)",
             )
         options = dict(
             k=k,
@@ -164,9 +167,11 @@ class Scorer:
             nothing = np.zeros((1, values.shape[1]))
             values = self._definition.per_query(_ONE_QUERY_IDS, nothing, nothing)
         if values.shape[0] != 1:
-            raise ValueError(
+            raise InputError(
                 f"Scorer scores one ranked list per call; these grades hold {values.shape[0]} "
-                "queries. Use fastndcg.ndcg(..., qid= or offsets=) for many"
+                "queries",
+                fix="Use fastndcg.ndcg(..., qid= or offsets=) for many",
+                joiner=". ",
             )
         return float(values[0, 0]) if self._single else values[0]
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
+from fastndcg._errors import BackendUnavailableError, OptionError
 
 ENV_BACKEND = "FASTNDCG_BACKEND"
 
@@ -182,22 +183,36 @@ def unavailable_reason(name: str) -> str:
 def resolve_backend(name: str) -> Backend:
     """The backend object for a checked option value (``"auto"`` or a registered name).
 
-    ``"auto"`` follows ``FASTNDCG_BACKEND`` when set. A named backend that cannot run here is
-    an ImportError naming what to install.
+    ``"auto"`` follows ``FASTNDCG_BACKEND`` when set (an unknown value is an OptionError on
+    ``backend``). A named backend that cannot run here is a BackendUnavailableError (an
+    ImportError) naming what to install.
     """
+    where = None  # where the name came from, when not from backend=
     if name == "auto":
         name = os.environ.get(ENV_BACKEND, "auto") or "auto"
+        where = f"environment variable {ENV_BACKEND}"
         if name != "auto" and name not in _REGISTRY:
             valid = ", ".join(repr(v) for v in ("auto", *_REGISTRY))
-            raise ValueError(
-                f"unknown {ENV_BACKEND} environment variable={name!r}; valid values are {valid}"
+            raise OptionError(
+                f"unknown {ENV_BACKEND} environment variable={name!r}",
+                option="backend",
+                value=name,
+                where=where,
+                fix=f"valid values are {valid}",
             )
         if name == "auto":
             return automatic_backend()
     backend = get_backend(name)
     if backend is None:
-        raise ImportError(
-            f"backend={name!r} needs {unavailable_reason(name)} or use backend='numpy'"
+        # "numba, which cannot be imported here; install it (...)": the problem, then the fix
+        problem, _, install = unavailable_reason(name).partition("; ")
+        raise BackendUnavailableError(
+            f"`backend={name!r}` needs {problem}",
+            option="backend",
+            value=name,
+            where=where,
+            fix=f"{install} or use `backend='numpy'`" if install else "use `backend='numpy'`",
+            joiner="; " if install else " or ",
         )
     return backend
 

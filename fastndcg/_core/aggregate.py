@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._core.coerce import from_torch
+from fastndcg._errors import InputError, InputTypeError, OptionError
 
 _XGBOOST_EPS = 1e-6  # XGBoost's kRtEps: a mean above 1 + this is an error, up to it capped at 1
 
@@ -24,22 +25,30 @@ def query_weights(weights: Any, n_queries: int) -> np.ndarray | None:
     if weights is None:
         return None
     if isinstance(weights, str):
-        raise TypeError(
-            f"weights must hold one number per query (in result order); got the string "
-            f"{weights!r}: a column of per-row weights is not taken"
+        raise InputTypeError(
+            "weights must hold one number per query (in result order)",
+            value=weights,
+            fix=f"got the string {weights!r}: a column of per-row weights is not taken",
         )
     w = np.asarray(from_torch(weights, "weights"))
     if w.dtype.kind not in "biuf":
-        raise TypeError(f"weights must be numeric; got dtype {w.dtype}")
+        raise InputTypeError("weights must be numeric", value=w.dtype, fix=f"got dtype {w.dtype}")
     w = w.astype(np.float64)
     if w.shape != (n_queries,):
-        raise ValueError(
-            f"weights must hold one weight per query: {n_queries} queries, weights of shape "
-            f"{w.shape}"
+        raise InputError(
+            "weights must hold one weight per query",
+            value=w.shape,
+            fix=f"{n_queries} queries, weights of shape {w.shape}",
+            joiner=": ",
         )
     bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
     if bad.size:
-        raise ValueError(f"weights must be finite and >= 0; weights[{bad[0]}] = {w[bad[0]]}")
+        raise InputError(
+            "weights must be finite and >= 0",
+            value=float(w[bad[0]]),
+            where=f"weights[{bad[0]}]",
+            fix=f"weights[{bad[0]}] = {w[bad[0]]}",
+        )
     return w
 
 
@@ -102,10 +111,13 @@ def tool_mean(
             held = w.astype(np.float32) if rule == "xgboost" else w  # XGBoost holds them so
             total = held.sum(dtype=np.float64)
         if not np.isfinite(total):
-            raise ValueError(
+            raise InputError(
                 f"weights beyond the {held.dtype} range (largest {w.max():g}, sum {total:g}); "
-                f"aggregate={rule!r} adds queries without relevant items unweighted, so the "
-                "weights' scale matters: scale them down"
+                f"`aggregate={rule!r}` adds queries without relevant items unweighted, so the "
+                "weights' scale matters",
+                value=float(w.max()),
+                fix="scale them down",
+                joiner=": ",
             )
     counted = ~np.isnan(per_query)
     values = np.where(counted, per_query, 0.0)
@@ -131,10 +143,13 @@ def tool_mean(
         return mean
     over = np.flatnonzero(mean > 1.0 + _XGBOOST_EPS)
     if over.size:
-        raise ValueError(
-            f"aggregate='xgboost': the weighted mean is {mean[over[0]]:.6g} > 1 (queries without "
-            "relevant items add their value unweighted), and XGBoost stops with 'Invalid output "
-            "score, might be caused by invalid query group weight'; use aggregate='mean'"
+        raise OptionError(
+            f"`aggregate='xgboost'`: the weighted mean is {mean[over[0]]:.6g} > 1 (queries "
+            "without relevant items add their value unweighted), and XGBoost stops with 'Invalid "
+            "output score, might be caused by invalid query group weight'",
+            option="aggregate",
+            value="xgboost",
+            fix="use `aggregate='mean'`",
         )
     return np.minimum(mean, 1.0)
 

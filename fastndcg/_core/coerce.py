@@ -17,6 +17,8 @@ import numpy as np
 
 from fastndcg._backends import Backend
 from fastndcg._backends.abi import GRADE_SLOTS, SCORE_SLOTS, ColumnStats
+from fastndcg._core.vocabulary import plain
+from fastndcg._errors import InputError, InputTypeError
 
 
 def input_row(row: int) -> str:
@@ -26,9 +28,10 @@ def input_row(row: int) -> str:
 def reject_masked(values: Any, name: str) -> None:
     """A numpy masked array is an error: its mask would be lost on the way to the kernels."""
     if isinstance(values, np.ma.MaskedArray):
-        raise TypeError(
-            f"{name} is a numpy masked array, whose mask would be ignored; drop the masked "
-            f"rows first ({name}.compressed()), or pass dense 2-D input with mask="
+        raise InputTypeError(
+            f"{name} is a numpy masked array, whose mask would be ignored",
+            fix=f"drop the masked rows first ({name}.compressed()), or pass dense 2-D input "
+            "with `mask=`",
         )
 
 
@@ -40,11 +43,14 @@ def reject_table(values: Any, name: str) -> None:
     """A table passed as grades is an error: its rows would be taken as queries."""
     kind = (type(values).__module__.split(".")[0], type(values).__name__)
     if kind in _TABLES:
-        raise TypeError(
+        raise InputTypeError(
             f"{name} is a {'.'.join(kind)}, whose rows would be read as queries (a matrix of "
-            "grades). Score a table of (query, grade, score) rows with "
+            "grades)",
+            value=".".join(kind),
+            fix="Score a table of (query, grade, score) rows with "
             "fastndcg.ndcg_table(table, qid=..., grade=..., score=...); pass a matrix of "
-            "grades as a numpy array"
+            "grades as a numpy array",
+            joiner=". ",
         )
 
 
@@ -59,9 +65,10 @@ def from_torch(values: Any, name: str) -> Any:
     if torch is None or not isinstance(values, torch.Tensor):
         return values
     if values.device.type != "cpu":
-        raise TypeError(
-            f"{name} is a torch tensor on {values.device}, which NumPy cannot read; "
-            f"pass {name}.cpu()"
+        raise InputTypeError(
+            f"{name} is a torch tensor on {values.device}, which NumPy cannot read",
+            value=str(values.device),
+            fix=f"pass {name}.cpu()",
         )
     values = values.detach()
     return values.float() if values.dtype == torch.bfloat16 else values
@@ -77,9 +84,10 @@ def as_array(values: Any, name: str) -> np.ndarray:
     except ValueError as exc:
         if "inhomogeneous" not in str(exc):
             raise
-        raise ValueError(
-            f"{name} holds lists of different lengths, which make no array; pass them flat "
-            "(1-D) with qid= or offsets=, or padded to a 2-D array with mask="
+        raise InputError(
+            f"{name} holds lists of different lengths, which make no array",
+            fix="pass them flat (1-D) with `qid=` or `offsets=`, or padded to a 2-D array with "
+            "`mask=`",
         ) from exc
 
 
@@ -92,16 +100,25 @@ def numeric_vector(values: Any, name: str, where: Callable[[int], str] = input_r
     if array.dtype == object and array.ndim == 1:
         missing = next((row for row, value in enumerate(array) if value is None), None)
         if missing is not None:
-            raise ValueError(
-                f"{name} has a missing value (None) at {where(missing)}; drop or fill it first"
+            raise InputError(
+                f"{name} has a missing value (None) at {where(missing)}",
+                value=None,
+                where=where(missing),
+                fix="drop or fill it first",
             )
     if array.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{name} must be numeric (bool, int or float); got dtype {array.dtype}. "
-            f"Convert it first, e.g. {name}.astype(float)"
+        raise InputTypeError(
+            f"{name} must be numeric (bool, int or float); got dtype {array.dtype}",
+            value=array.dtype,
+            fix=f"Convert it first, e.g. {name}.astype(float)",
+            joiner=". ",
         )
     if array.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional here; got shape {array.shape}")
+        raise InputError(
+            f"{name} must be one-dimensional here",
+            value=array.shape,
+            fix=f"got shape {array.shape}",
+        )
     return array
 
 
@@ -150,17 +167,19 @@ def _check_exact_in_float64(
         beyond = "beyond 2**53"
     if inexact.any():
         row = int(np.argmax(inexact))
-        raise ValueError(
+        raise InputError(
             f"{name} has {array[row]!s} at {where(row)}, {beyond}: float64 (the precision {use}) "
-            f"rounds it{' and neighbours can tie' if ties else ''}; rescale them, or "
-            f"convert {name} to float64 to accept the rounding"
+            f"rounds it{' and neighbours can tie' if ties else ''}",
+            value=plain(array[row]),
+            where=where(row),
+            fix=f"rescale them, or convert {name} to float64 to accept the rounding",
         )
 
 
 def checked_stats(
     values: np.ndarray, name: str, where: Any, backend: Backend, integral: bool = True
 ) -> ColumnStats:
-    """Scan ``values`` once; raise a ValueError naming the first entry that cannot be scored.
+    """Scan ``values`` once; raise an InputError naming the first entry that cannot be scored.
 
     That is a NaN or infinite value, or an integer that float64 cannot hold (beyond 2**53).
 
@@ -175,11 +194,15 @@ def checked_stats(
     return stats
 
 
-def nonfinite_error(name: str, value: float, where: str) -> ValueError:
+def nonfinite_error(name: str, value: float, where: str) -> InputError:
+    """The InputError (to raise) for the NaN or infinite ``value`` of ``name`` at ``where``."""
     nan = bool(np.isnan(value))
-    return ValueError(
-        f"{name} has {'a NaN' if nan else 'an infinite'} value at {where}; {name} must be finite: "
-        f"drop or fill those rows first{' (a null or missing value reads as NaN)' if nan else ''}"
+    return InputError(
+        f"{name} has {'a NaN' if nan else 'an infinite'} value at {where}",
+        value=plain(value),
+        where=where,
+        fix=f"{name} must be finite: drop or fill those rows first"
+        f"{' (a null or missing value reads as NaN)' if nan else ''}",
     )
 
 
@@ -196,15 +219,22 @@ def cell_words(width: int) -> Callable[[int], str]:
 def dense_mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray:
     """The padding ``mask`` of dense input as a boolean array of ``shape`` (True = keep)."""
     if isinstance(mask, np.ma.MaskedArray):
-        raise TypeError("mask must be a plain array, not a numpy masked array")
+        raise InputTypeError("mask must be a plain array, not a numpy masked array")
     keep = np.asarray(from_torch(mask, "mask"))
     if keep.shape != shape:
-        raise ValueError(
-            f"mask must have the same shape as grades: grades {shape}, mask {keep.shape}"
+        raise InputError(
+            "mask must have the same shape as grades",
+            value=keep.shape,
+            fix=f"grades {shape}, mask {keep.shape}",
+            joiner=": ",
         )
     if keep.dtype != np.bool_:
         if keep.dtype.kind not in "iu" or not np.isin(keep, (0, 1)).all():
-            raise TypeError(f"mask must be boolean (True = keep the item); got dtype {keep.dtype}")
+            raise InputTypeError(
+                "mask must be boolean (True = keep the item)",
+                value=keep.dtype,
+                fix=f"got dtype {keep.dtype}",
+            )
         keep = keep.astype(bool)
     return keep
 
@@ -213,27 +243,44 @@ def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
     """Check that ``offsets`` is a valid CSR index over ``n_rows`` rows; return it as int64."""
     offs = np.asarray(from_torch(offsets, name))
     if offs.ndim != 1 or offs.size == 0:
-        raise ValueError(
-            f"{name} must be a 1-D array of n_queries + 1 row positions; got shape {offs.shape}"
+        raise InputError(
+            f"{name} must be a 1-D array of n_queries + 1 row positions",
+            value=offs.shape,
+            fix=f"got shape {offs.shape}",
         )
     if offs.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integer row positions; got dtype {offs.dtype}")
+        raise InputTypeError(
+            f"{name} must hold integer row positions",
+            value=offs.dtype,
+            fix=f"got dtype {offs.dtype}",
+        )
     if offs.dtype == np.uint64 and offs.max() > n_rows:  # beyond int64 too, maybe
         bad = int(np.argmax(offs > n_rows))
-        raise ValueError(f"{name}[{bad}]={offs[bad]} is beyond the {n_rows} rows")
+        raise InputError(
+            f"{name}[{bad}]={offs[bad]} is beyond the {n_rows} rows",
+            value=plain(offs[bad]),
+            where=f"{name}[{bad}]",
+        )
     offs = np.ascontiguousarray(offs, dtype=np.int64)
     if offs[0] != 0:
-        raise ValueError(f"{name} must start at 0; got {offs[0]}")
+        raise InputError(
+            f"{name} must start at 0", value=int(offs[0]), where=f"{name}[0]", fix=f"got {offs[0]}"
+        )
     if offs[-1] != n_rows:
-        raise ValueError(
+        raise InputError(
             f"{name} must end at the number of rows ({n_rows}) so that every row belongs to a "
-            f"query; got {offs[-1]}"
+            "query",
+            value=int(offs[-1]),
+            where=f"{name}[{offs.size - 1}]",
+            fix=f"got {offs[-1]}",
         )
     steps = np.diff(offs)
     if steps.size and steps.min() < 0:
         bad = int(np.argmin(steps >= 0))
-        raise ValueError(
-            f"{name} must be non-decreasing; {name}[{bad}]={offs[bad]} > "
-            f"{name}[{bad + 1}]={offs[bad + 1]}"
+        raise InputError(
+            f"{name} must be non-decreasing",
+            value=int(offs[bad + 1]),
+            where=f"{name}[{bad + 1}]",
+            fix=f"{name}[{bad}]={offs[bad]} > {name}[{bad + 1}]={offs[bad + 1]}",
         )
     return offs

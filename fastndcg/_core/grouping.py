@@ -15,6 +15,7 @@ import numpy as np
 from fastndcg._backends import Backend
 from fastndcg._backends.abi import ColumnStats, readonly
 from fastndcg._core.coerce import as_grade_vector, checked_stats, from_torch
+from fastndcg._errors import InputError, InputTypeError
 
 
 def group_rows(
@@ -27,7 +28,11 @@ def group_rows(
     """
     ids = _query_id_vector(qid, name)
     if ids.size != n_rows:
-        raise ValueError(f"{name} must have one entry per row: {n_rows} rows, {ids.size} ids")
+        raise InputError(
+            f"{name} must have one entry per row",
+            fix=f"{n_rows} rows, {ids.size} ids",
+            joiner=": ",
+        )
     if n_rows == 0:
         return np.zeros(1, dtype=np.int64), ids[:0], None
     if ids.dtype.kind in "biufUS":
@@ -57,9 +62,15 @@ def _query_id_vector(qid: Any, name: str) -> np.ndarray:
     if ids.dtype.kind in "US" and isinstance(qid, (list, tuple)):
         _require_one_id_type(qid, str if ids.dtype.kind == "U" else bytes, name)
     if ids.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {ids.shape}")
+        raise InputError(
+            f"{name} must be one-dimensional", value=ids.shape, fix=f"got shape {ids.shape}"
+        )
     if ids.dtype.kind not in "biufUSO":
-        raise TypeError(f"{name} must hold integers, floats, strings or bytes; got {ids.dtype}")
+        raise InputTypeError(
+            f"{name} must hold integers, floats, strings or bytes",
+            value=ids.dtype,
+            fix=f"got {ids.dtype}",
+        )
     if ids.dtype.kind in "iuf" and not ids.dtype.isnative:
         ids = ids.astype(ids.dtype.newbyteorder("="))
     if ids.dtype.kind == "f":
@@ -74,10 +85,13 @@ def _require_one_id_type(ids: list | tuple, kind: type, name: str) -> None:
     """
     for row, value in enumerate(ids):
         if not isinstance(value, kind):
-            raise TypeError(
+            raise InputTypeError(
                 f"{name} mixes id types: row {row} holds {type(value).__name__} {value!r} "
                 f"among {kind.__name__} ids, and NumPy would make strings of all of them (so 1 "
-                "and '1' would be one query); give every id the same type"
+                "and '1' would be one query)",
+                value=value,
+                where=f"row {row}",
+                fix="give every id the same type",
             )
 
 
@@ -92,14 +106,20 @@ def plain_float_ids(ids: np.ndarray, name: str, where: Callable[[int], str]) -> 
     elif ids.dtype.itemsize > 8:
         narrow = ids.astype(np.float64)
         if not np.array_equal(narrow, ids, equal_nan=True):
-            raise TypeError(
-                f"{name} holds {ids.dtype} values that float64 cannot tell apart; pass the ids "
-                "as integers or strings"
+            raise InputTypeError(
+                f"{name} holds {ids.dtype} values that float64 cannot tell apart",
+                value=ids.dtype,
+                fix="pass the ids as integers or strings",
             )
         ids = narrow
     bad = np.flatnonzero(np.isnan(ids))
     if bad.size:
-        raise ValueError(f"{name} has a NaN at {where(int(bad[0]))}; every row needs a query id")
+        raise InputError(
+            f"{name} has a NaN at {where(int(bad[0]))}",
+            value=float("nan"),
+            where=where(int(bad[0])),
+            fix="every row needs a query id",
+        )
     negative_zero = (ids == 0) & np.signbit(ids)
     if negative_zero.any():
         ids = np.where(negative_zero, ids.dtype.type(0), ids)
@@ -113,16 +133,22 @@ def _dictionary_encode(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarr
     try:
         encoded = pa.array(ids, from_pandas=True).dictionary_encode()  # NaN: missing, as None
     except OverflowError as exc:
-        raise TypeError(
-            f"{name} holds integers that do not fit in 64 bits ({exc}); pass such ids as strings"
+        raise InputTypeError(
+            f"{name} holds integers that do not fit in 64 bits ({exc})",
+            fix="pass such ids as strings",
         ) from exc
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise TypeError(
+        raise InputTypeError(
             f"{name} must hold values of one type (integers, floats, strings or bytes): {exc}"
         ) from exc
     if encoded.null_count:
         bad = int(np.flatnonzero(encoded.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ValueError(f"{name} has a missing value at row {bad}; every row needs a query id")
+        raise InputError(
+            f"{name} has a missing value at row {bad}",
+            value=None,
+            where=f"row {bad}",
+            fix="every row needs a query id",
+        )
     codes = encoded.indices.to_numpy().astype(np.int64)
     uniques = encoded.dictionary.to_numpy(zero_copy_only=False)
     return codes, uniques
@@ -209,13 +235,15 @@ def _judged_positions(needles: np.ndarray, haystack: np.ndarray) -> np.ndarray:
     numbers = ("integer", "float")
     families = {id_family(ids.type), id_family(judged.type)}
     if len(ids) and len(judged) and len(families) > 1 and not families <= set(numbers):
-        raise TypeError(
+        raise InputTypeError(
             f"ideal_qid holds {judged.type} values and the query ids are {ids.type}: they would "
-            "only match after a conversion; give both the same type"
+            "only match after a conversion",
+            value=str(judged.type),
+            fix="give both the same type",
         )
     try:
         return positions(ids, judged)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise TypeError(
+        raise InputTypeError(
             f"ideal_qid values cannot be matched to the query ids (different types?): {exc}"
         ) from exc

@@ -33,6 +33,7 @@ from fastndcg._core.coerce import (
 )
 from fastndcg._core.grouping import Judgments, group_rows
 from fastndcg._core.vocabulary import plain
+from fastndcg._errors import InputError, OptionError
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class Layout:
 
 
 def check_scores(layout: Layout, backend: Backend) -> Layout:
-    """``layout`` with its scores known finite; a ValueError names the first that is not.
+    """``layout`` with its scores known finite; an InputError names the first that is not.
 
     "First" is in input order, as when the scores are checked before rows are grouped.
     """
@@ -123,33 +124,36 @@ def build_layout(
     grades_in = as_array(grades, "grades")
     if grades_in.ndim == 2:
         if qid is not None or offsets is not None:
-            raise ValueError(
-                "qid and offsets describe flat 1-D input; dense 2-D input has one query per "
-                "row (use mask= for padding)"
+            raise InputError(
+                "qid and offsets describe flat 1-D input",
+                fix="dense 2-D input has one query per row (use `mask=` for padding)",
             )
         return _from_dense(grades_in, scores, mask, backend)
     if mask is not None:
-        raise ValueError(
-            "mask is for dense 2-D input; flat 1-D input is split with qid= or offsets="
+        raise InputError(
+            "mask is for dense 2-D input",
+            fix="flat 1-D input is split with `qid=` or `offsets=`",
         )
     if grades_in.ndim != 1:
-        got = f"shape {grades_in.shape}"
+        got, value = f"shape {grades_in.shape}", grades_in.shape
         if grades_in.ndim == 0:  # a number, or an iterator NumPy does not read
             got = f"one {type(grades).__name__}; pass a list or an array (list(...) of an iterator)"
-        raise ValueError(
-            "grades must be 1-D (flat, with qid= or offsets=) or 2-D (one query per row); "
-            f"got {got}"
+            value = type(grades).__name__
+        raise InputError(
+            "grades must be 1-D (flat, with `qid=` or `offsets=`) or 2-D (one query per row)",
+            value=value,
+            fix=f"got {got}",
         )
     grade_vec = as_grade_vector(grades_in, "grades")
     score_vec = None if scores is None else as_score_vector(scores, "scores")
     n = grade_vec.size
     if score_vec is not None and score_vec.size != n:
-        raise ValueError(
-            f"grades and scores must have the same length; got {n} grades and "
-            f"{score_vec.size} scores"
+        raise InputError(
+            "grades and scores must have the same length",
+            fix=f"got {n} grades and {score_vec.size} scores",
         )
     if qid is not None and offsets is not None:
-        raise ValueError("pass qid= or offsets=, not both")
+        raise InputError("pass `qid=` or `offsets=`, not both")
     row_order = None
     if offsets is not None:
         offs = check_offsets(offsets, n, "offsets")
@@ -207,9 +211,11 @@ def _from_dense(grades: np.ndarray, scores: Any, mask: Any, backend: Backend) ->
     if scores is not None:
         score_mat = as_array(scores, "scores")
         if score_mat.shape != grades.shape:
-            raise ValueError(
-                f"scores must have the same shape as grades: grades {grades.shape}, "
-                f"scores {score_mat.shape}"
+            raise InputError(
+                "scores must have the same shape as grades",
+                value=score_mat.shape,
+                fix=f"grades {grades.shape}, scores {score_mat.shape}",
+                joiner=": ",
             )
         numeric_vector(score_mat.reshape(-1), "scores", cell)
     if mask is None:
@@ -241,14 +247,19 @@ def align_ideal(
     ``offsets[q]:offsets[q+1]``; a query without judgments gets an empty list.
     """
     if ideal_grades is None:
-        raise ValueError(
-            "ideal='global' needs the judgment lists: pass ideal_grades= with ideal_qid= or "
-            "ideal_offsets="
+        raise OptionError(
+            "`ideal='global'` needs the judgment lists",
+            option="ideal",
+            value="global",
+            fix="pass `ideal_grades=` with `ideal_qid=` or `ideal_offsets=`",
+            joiner=": ",
         )
     if (ideal_qid is None) == (ideal_offsets is None):
-        raise ValueError(
-            "ideal='global' needs exactly one of ideal_qid= (judgment rows matched to queries "
-            "by id) or ideal_offsets= (one judgment list per query, in query order)"
+        raise OptionError(
+            "`ideal='global'` needs exactly one of `ideal_qid=` (judgment rows matched to queries "
+            "by id) or `ideal_offsets=` (one judgment list per query, in query order)",
+            option="ideal",
+            value="global",
         )
     if ideal_qid is not None:
         return Judgments.build(ideal_grades, ideal_qid, backend).for_queries(layout.query_ids)
@@ -256,8 +267,9 @@ def align_ideal(
     stats = checked_stats(grades, "ideal_grades", lambda r: f"row {r}", backend)
     offs = check_offsets(ideal_offsets, grades.size, "ideal_offsets")
     if offs.size != layout.offsets.size:
-        raise ValueError(
+        raise InputError(
             f"ideal_offsets describes {offs.size - 1} judgment lists but there are "
-            f"{layout.n_queries} queries; give one list per query (empty ones allowed)"
+            f"{layout.n_queries} queries",
+            fix="give one list per query (empty ones allowed)",
         )
     return readonly(offs), readonly(grades), stats

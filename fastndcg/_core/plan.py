@@ -17,6 +17,8 @@ from fastndcg._backends import codes as C
 from fastndcg._backends.abi import ColumnStats, Plan, readonly
 from fastndcg._core.layout import Layout
 from fastndcg._core.specs import Discount, Gain
+from fastndcg._core.vocabulary import plain
+from fastndcg._errors import NOT_GIVEN, InputError, OptionError, OptionTypeError
 
 # deepest cutoff beyond the longest list that ideal="max" sums discounts to (a table of 128 MiB)
 MAX_IDEAL_SLOTS = 1 << 24
@@ -38,7 +40,7 @@ def make_plan(
     ideal: tuple[np.ndarray, np.ndarray, ColumnStats] | None,
     max_grade: float | None,
 ) -> Plan:
-    """Build the :class:`Plan`; raises ValueError when grades do not fit the chosen gain."""
+    """Build the :class:`Plan`; raises InputError when grades do not fit the chosen gain."""
     if ideal is None:
         ideal = (layout.offsets, layout.grades, layout.grade_stats)
     ideal_offsets, ideal_grades, ideal_stats = ideal
@@ -48,10 +50,17 @@ def make_plan(
     )
     if ideal_mode == C.IDEAL_MAX:
         top = _max_grade(layout, max_grade)
-        max_gain = float(_gain_values(gain, np.array([top]), "max_grade")[0])
+        try:
+            max_gain = float(_gain_values(gain, np.array([top]), "max_grade")[0])
+        except InputError as exc:  # the data was checked before: the gain refuses max_grade
+            raise OptionError(
+                exc.message, option="max_grade", value=top, fix=exc.fix, joiner=exc.joiner
+            ) from None
     else:
         if max_grade is not None:
-            raise ValueError("max_grade= is only used with ideal='max'")
+            raise OptionError(
+                "`max_grade=` is only used with `ideal='max'`", option="max_grade", value=max_grade
+            )
         max_gain = 0.0
     counting = ideal_mode in (C.IDEAL_RECALL, C.IDEAL_GLOBAL) and gain.kind in (
         "exp2",
@@ -72,10 +81,14 @@ def make_plan(
     if ideal_mode == C.IDEAL_MAX:
         ranks = max(ranks, k_max, longest if whole else 0)
         if ranks > max(depth, MAX_IDEAL_SLOTS):
-            raise ValueError(
-                f"ideal='max' fills all k={k_max:,} slots with the largest gain, which needs the "
-                f"discounts of {k_max:,} ranks; beyond the longest list ({depth:,} rows) it "
-                f"takes cutoffs up to {MAX_IDEAL_SLOTS:,}: pass a smaller k"
+            raise OptionError(
+                f"`ideal='max'` fills all `k={k_max:,}` slots with the largest gain, which needs "
+                f"the discounts of {k_max:,} ranks; beyond the longest list ({depth:,} rows) it "
+                f"takes cutoffs up to {MAX_IDEAL_SLOTS:,}",
+                option="k",
+                value=k_max,
+                fix="pass a smaller `k`",
+                joiner=": ",
             )
     table = discount.table(ranks)
     prefix = np.zeros(ranks + 1)
@@ -165,7 +178,7 @@ def _largest_gain(
 
 
 def _check_sums_fit(largest: float, discount_sum: float, ranks: int, gain: Gain) -> None:
-    """Raise a ValueError when a DCG could leave the float64 range.
+    """Raise an OptionError (on ``gain``) when a DCG could leave the float64 range.
 
     Every DCG and IDCG is at most ``largest`` (absolute gain) times the sum of the first
     ``ranks`` discounts; when that bound is finite no sum in the kernels can overflow (an
@@ -174,15 +187,18 @@ def _check_sums_fit(largest: float, discount_sum: float, ranks: int, gain: Gain)
     if math.isfinite(float(largest) * float(discount_sum)):  # Python floats overflow to inf
         return
     exp2 = gain.kind == "exp2"
-    raise ValueError(
-        f"gains reach {largest:g}{' (2**grade - 1 with gain=exp2)' if exp2 else ''} and the "
+    raise OptionError(
+        f"gains reach {largest:g}{' (2**grade - 1 with `gain=exp2`)' if exp2 else ''} and the "
         f"discounts of the first {ranks:,} ranks sum to {discount_sum:g}: a DCG could exceed "
-        "the float64 range. "
-        + (
-            "Use gain='linear', a gain table, or grades well below 1024"
+        "the float64 range",
+        option="gain",
+        value="exp2" if exp2 else NOT_GIVEN,
+        fix=(
+            "Use `gain='linear'`, a gain table, or grades well below 1024"
             if exp2
             else "Scale the gains or the discounts down"
-        )
+        ),
+        joiner=". ",
     )
 
 
@@ -197,10 +213,14 @@ def _check_non_negative(values: np.ndarray, stats: ColumnStats | None, name: str
     low = stats.low if stats is not None else (values.min() if values.size else 0.0)
     if values.size and low < 0:
         row = int(np.argmax(values < 0))
-        raise ValueError(
-            f"gain='exp2' (2**g - 1) is not defined for negative grades: {name} has "
-            f"{values[row]:g} at {where(row)}. Map judged-non-relevant grades to 0, drop those "
-            "rows, or use gain='linear' or a gain table"
+        raise InputError(
+            f"`gain='exp2'` (2**g - 1) is not defined for negative grades: {name} has "
+            f"{values[row]:g} at {where(row)}",
+            value=plain(values[row]),
+            where=where(row),
+            fix="Map judged-non-relevant grades to 0, drop those rows, or use `gain='linear'` or "
+            "a gain table",
+            joiner=". ",
         )
 
 
@@ -215,9 +235,12 @@ def _check_table_grades(
         stats = ColumnStats(float(values.min()), float(values.max()), -1, first)
     if not stats.integral:  # the stats may be of the rows before grouping: find it in values
         row = int(np.flatnonzero(values != np.floor(values))[0])
-        raise ValueError(
+        raise InputError(
             f"a gain table maps integer grades to gains, but {name} has {values[row]:g} at "
-            f"{where(row)}; round the grades or pass a callable gain"
+            f"{where(row)}",
+            value=plain(values[row]),
+            where=where(row),
+            fix="round the grades or pass a callable gain",
         )
     holes = np.isnan(table)  # grades a gain dict lacks (a gain sequence has none)
     if stats.low < 0 or stats.high >= table.size:
@@ -225,9 +248,12 @@ def _check_table_grades(
         if holes.any():
             raise _unmapped_error(name, values[row], where(row))
         # a dict of the grades 0..n-1 is held as the same table as a sequence of n gains
-        raise ValueError(
+        raise InputError(
             f"{name} has {values[row]:g} at {where(row)}, outside the gain table or dict "
-            f"(grades 0..{table.size - 1}); add a gain for that grade or fix the grade"
+            f"(grades 0..{table.size - 1})",
+            value=plain(values[row]),
+            where=where(row),
+            fix="add a gain for that grade or fix the grade",
         )
     if holes.any():
         missing = holes[values.astype(np.int64)]
@@ -236,10 +262,12 @@ def _check_table_grades(
             raise _unmapped_error(name, values[row], where(row))
 
 
-def _unmapped_error(name: str, grade: float, where: str) -> ValueError:
-    return ValueError(
-        f"{name} has {grade:g} at {where}, which the gain dict does not map; add that grade to "
-        "the dict"
+def _unmapped_error(name: str, grade: float, where: str) -> InputError:
+    return InputError(
+        f"{name} has {grade:g} at {where}, which the gain dict does not map",
+        value=plain(grade),
+        where=where,
+        fix="add that grade to the dict",
     )
 
 
@@ -269,18 +297,27 @@ def _gain_values(gain: Gain, grades: np.ndarray, name: str, where=None) -> np.nd
     try:
         raw = gain.func(grades)
     except Exception as exc:  # the user's function failed: say which option it was
-        raise ValueError(f"gain callable failed on {name}: {exc!r}") from exc
+        raise OptionError(
+            f"gain callable failed on {name}: {exc!r}", option="gain", value=gain.func
+        ) from exc
     out = np.asarray(raw, dtype=np.float64)
     if out.shape != grades.shape:
-        raise ValueError(
-            f"gain callable must return one gain per grade (vectorised): expected shape "
-            f"{grades.shape}, got {out.shape}"
+        raise OptionError(
+            "gain callable must return one gain per grade (vectorised)",
+            option="gain",
+            value=gain.func,
+            fix=f"expected shape {grades.shape}, got {out.shape}",
+            joiner=": ",
         )
     bad = np.flatnonzero(~np.isfinite(out))
     if bad.size:
-        raise ValueError(
+        raise OptionError(
             f"gain callable returned {out[bad[0]]} for grade {grades[bad[0]]:g} at "
-            f"{at(int(bad[0]))}; gains must be finite"
+            f"{at(int(bad[0]))}",
+            option="gain",
+            value=gain.func,
+            where=at(int(bad[0])),
+            fix="gains must be finite",
         )
     return out
 
@@ -290,16 +327,28 @@ def _max_grade(layout: Layout, max_grade: float | None) -> float:
     if max_grade is None:
         return highest
     if isinstance(max_grade, bool) or not isinstance(max_grade, numbers.Real):
-        raise TypeError(
-            f"max_grade must be a number (the grade that fills every slot); got {max_grade!r}"
+        raise OptionTypeError(
+            "`max_grade` must be a number (the grade that fills every slot)",
+            option="max_grade",
+            value=max_grade,
+            fix=f"got {max_grade!r}",
         )
     value = float(max_grade)
     if not np.isfinite(value):
-        raise ValueError(f"max_grade must be finite; got {max_grade!r}")
+        raise OptionError(
+            "`max_grade` must be finite",
+            option="max_grade",
+            value=max_grade,
+            fix=f"got {max_grade!r}",
+        )
     if layout.grades.size and highest > value:
-        raise ValueError(
-            f"max_grade={value:g} is below the largest grade in the data ({highest:g}); "
-            "NDCG would exceed 1. Raise max_grade= or leave it unset"
+        raise OptionError(
+            f"`max_grade={value:g}` is below the largest grade in the data ({highest:g}); "
+            "NDCG would exceed 1",
+            option="max_grade",
+            value=max_grade,
+            fix="Raise `max_grade=` or leave it unset",
+            joiner=". ",
         )
     return value
 

@@ -19,6 +19,7 @@ from fastndcg._backends.abi import ColumnStats, DocumentIds, KernelArgs, Plan, r
 from fastndcg._backends.numpy import scan as numpy_scan
 from fastndcg._backends.numpy import trec as numpy_trec
 from fastndcg._backends.parallel import by_query_chunks, chunk_bounds, run_chunks
+from fastndcg._errors import OptionError
 
 # query id dtypes the run-bound kernel reads (native byte order); others are compared by NumPy
 _RUN_DTYPES = tuple(
@@ -71,9 +72,12 @@ class NumbaBackend:
             return
         ceiling = self._numba.config.NUMBA_NUM_THREADS
         if not 1 <= n_threads <= ceiling:
-            raise ValueError(
-                f"n_threads must be between 1 and {ceiling} (NUMBA_NUM_THREADS, set before "
-                f"numba is imported, is the ceiling); got {n_threads}"
+            raise OptionError(
+                f"`n_threads` must be between 1 and {ceiling} (NUMBA_NUM_THREADS, set before "
+                "numba is imported, is the ceiling)",
+                option="n_threads",
+                value=n_threads,
+                fix=f"got {n_threads}",
             )
         previous = self._numba.get_num_threads()
         self._numba.set_num_threads(int(n_threads))

@@ -14,6 +14,7 @@ import numpy as np
 
 from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
 from fastndcg._backends.numpy import scan, score, trec
+from fastndcg._errors import OptionError
 
 
 class NumpyBackend:
@@ -31,7 +32,12 @@ class NumpyBackend:
     def threads(self, n_threads: int | None) -> Iterator[None]:
         """The NumPy backend runs on one thread; ``n_threads`` is checked, not used."""
         if n_threads is not None and n_threads < 1:
-            raise ValueError(f"n_threads must be a positive int or None; got {n_threads}")
+            raise OptionError(
+                "`n_threads` must be a positive int or None",
+                option="n_threads",
+                value=n_threads,
+                fix=f"got {n_threads}",
+            )
         yield
 
     def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:

@@ -19,6 +19,7 @@ import pyarrow as pa
 from fastndcg._api import ndcg
 from fastndcg._core.grouping import positions
 from fastndcg._core.vocabulary import plain
+from fastndcg._errors import InputError, OptionError, OptionTypeError
 from fastndcg._io.trec_text import read_once
 from fastndcg._parquet import ndcg_parquet
 from fastndcg._presets import get_preset
@@ -162,11 +163,26 @@ def compare_definitions(
     [('sklearn', 0.3597, 0), ('lightgbm', 0.5213, 1), ('sklearn, ties=stable', 0.4796, 1)]
     """
     if not definitions:
-        raise ValueError("definitions is empty; give preset names and/or dicts of options")
+        raise OptionError(
+            "definitions is empty",
+            option="definitions",
+            value=definitions,
+            fix="give preset names and/or dicts of options",
+        )
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
-        raise TypeError(f"tolerance must be a number >= 0; got {tolerance!r}")
+        raise OptionTypeError(
+            "tolerance must be a number >= 0",
+            option="tolerance",
+            value=tolerance,
+            fix=f"got {tolerance!r}",
+        )
     if not tolerance >= 0:
-        raise ValueError(f"tolerance must be a number >= 0; got {tolerance!r}")
+        raise OptionError(
+            "tolerance must be a number >= 0",
+            option="tolerance",
+            value=tolerance,
+            fix=f"got {tolerance!r}",
+        )
     entry = _entry_point(using)
     if using == "ndcg_run" and len(inputs) == 2:
         inputs = (read_once(inputs[0], "qrels"), read_once(inputs[1], "run"))
@@ -177,9 +193,10 @@ def compare_definitions(
     results = {label: out for label, out in outcomes.items() if isinstance(out, NDCGResult)}
     errors = {label: out for label, out in outcomes.items() if isinstance(out, str)}
     if not results:
-        raise ValueError(
+        raise InputError(
             "no definition could score this input: "
-            + "; ".join(f"{label}: {message}" for label, message in errors.items())
+            + "; ".join(f"{label}: {message}" for label, message in errors.items()),
+            value=errors,
         )
     return Comparison(results, _summary(outcomes, tolerance), float(tolerance), errors)
 
@@ -187,10 +204,17 @@ def compare_definitions(
 def _score(
     entry: Callable[..., NDCGResult], inputs: tuple[Any, ...], options: dict[str, Any]
 ) -> NDCGResult | str:
-    """The result of one definition, or the message of the ValueError it raised."""
+    """The result of one definition, or the message of the ValueError it raised.
+
+    An error that is also a TypeError (an option of the wrong type, such as
+    :class:`~fastndcg._errors.OptionTypeError`) is raised: it is a mistake in the call, not a
+    definition that cannot score this input.
+    """
     try:
         return entry(*inputs, **options)
     except ValueError as exc:  # this definition cannot score this input (e.g. missing="error")
+        if isinstance(exc, TypeError):
+            raise
         return str(exc)
 
 
@@ -198,9 +222,12 @@ def _entry_point(using: str | Callable[..., NDCGResult]) -> Callable[..., NDCGRe
     if callable(using):
         return using
     if using not in ENTRY_POINTS:
-        raise ValueError(
-            f"unknown using={using!r}; valid values are {', '.join(map(repr, ENTRY_POINTS))} "
-            "or a function returning an NDCGResult"
+        raise OptionError(
+            f"unknown using={using!r}",
+            option="using",
+            value=using,
+            fix=f"valid values are {', '.join(map(repr, ENTRY_POINTS))} or a function returning "
+            "an NDCGResult",
         )
     return ENTRY_POINTS[using]
 
@@ -221,8 +248,11 @@ def _labelled(definitions: Sequence[Any] | Mapping[str, Any]) -> dict[str, dict[
             if spec.get("preset") is not None:
                 get_preset(spec["preset"])
         else:
-            raise TypeError(
-                f"a definition is a preset name or a dict of options; got {type(spec).__name__}"
+            raise OptionTypeError(
+                "a definition is a preset name or a dict of options",
+                option="definitions",
+                value=spec,
+                fix=f"got {type(spec).__name__}",
             )
         name = label if label is not None else _label(spec)
         unique, n = name, 2

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._core.options import PARQUET, data_options, split_options
-from fastndcg._core.vocabulary import GROUPINGS
+from fastndcg._core.options import PARQUET, data_options, parse, split_options
+from fastndcg._errors import InputError, OptionTypeError
 from fastndcg._io.parquet import (
     LARGEST_BATCH,
     Progress,
@@ -76,15 +75,13 @@ def ndcg_parquet(
     -------
     NDCGResult
     """
-    if group not in GROUPINGS:
-        raise ValueError(f"unknown group={group!r}; valid values are 'stream', 'memory'")
-    if (
-        isinstance(batch_rows, bool)
-        or not isinstance(batch_rows, numbers.Integral)
-        or batch_rows < 1
-    ):
-        raise ValueError(f"batch_rows must be a positive int; got {batch_rows!r}")
-    batch_rows = min(int(batch_rows), LARGEST_BATCH)
+    group = parse("group", group)
+    checked = parse("batch_rows", batch_rows)
+    if checked is None:  # the option table's check of an optional int lets None through
+        raise OptionTypeError(
+            "`batch_rows` must be a positive int", option="batch_rows", value=None, fix="got None"
+        )
+    batch_rows = min(checked, LARGEST_BATCH)
     dataset = open_dataset(source)
     columns = list(dict.fromkeys(c for c in (qid, grade, score) if c is not None))
     check_columns(dataset, columns, source, streaming=group == "stream")
@@ -92,15 +89,20 @@ def ndcg_parquet(
         try:
             table = read_whole(dataset, columns)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # files of differing types
-            raise ValueError(
-                f"cannot read {describe(source)} as one table ({exc}); its files must give "
-                f"each of the columns {', '.join(columns)} one type: cast them when writing"
+            raise InputError(
+                f"cannot read {describe(source)} as one table ({exc})",
+                where=describe(source),
+                fix=f"its files must give each of the columns {', '.join(columns)} one type: "
+                "cast them when writing",
             ) from exc
         return ndcg_table(table, qid=qid, grade=grade, score=score, **options)
     if "weights" in options:
-        raise TypeError(
-            "weights= (one per query, in result order) needs group='memory': streaming "
-            "scores the queries batch by batch; or weight the per-query values yourself"
+        raise OptionTypeError(
+            "`weights=` (one per query, in result order) needs `group='memory'`: streaming "
+            "scores the queries batch by batch",
+            option="weights",
+            value=options["weights"],
+            fix="or weight the per-query values yourself",
         )
     # named as the call the user made (preset and decimals were taken before this point)
     where = "ndcg_parquet(..., group='stream')"

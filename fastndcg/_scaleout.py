@@ -17,7 +17,7 @@ import contextlib
 import importlib
 import re
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -28,8 +28,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastndcg._core.aggregate import round_half_even, tool_mean
-from fastndcg._core.options import SCALEOUT, data_options, split_options
-from fastndcg._core.vocabulary import ENGINES, TOOL_AGGREGATES, choose, plain
+from fastndcg._core.options import SCALEOUT, data_options, parse, split_options
+from fastndcg._core.vocabulary import ENGINES, TOOL_AGGREGATES, choose, listed, plain
+from fastndcg._errors import (
+    BackendUnavailableError,
+    FastNDCGError,
+    InputError,
+    InputTypeError,
+    OptionError,
+    OptionTypeError,
+)
 from fastndcg._io.parquet import open_dataset
 from fastndcg._presets import resolve
 from fastndcg._result import cutoff_label
@@ -44,9 +52,10 @@ def require(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(
-            f"fastndcg.{extra} needs {module}, which cannot be imported ({exc}); install it with "
-            f"pip install 'fastndcg[{extra}]'"
+        raise BackendUnavailableError(
+            f"fastndcg.{extra} needs {module}, which cannot be imported ({exc})",
+            value=module,
+            fix=f"install it with pip install 'fastndcg[{extra}]'",
         ) from exc
 
 
@@ -106,35 +115,41 @@ class Job:
         are refused with ``order_hint`` as the way out. ``ties="random"`` is always refused: its
         keys come from row positions in the whole input, which a partitioned DataFrame lacks.
         """
+        if qid is None:  # the option table takes qid=None (one query) for in-memory tables
+            raise OptionTypeError(
+                "`qid=` must be a column name (str)", option="qid", value=None, fix="got None"
+            )
         for name, role in ((qid, "qid"), (grade, "grade"), (score, "score")):
-            if not isinstance(name, str) and not (role == "score" and name is None):
-                raise TypeError(f"{role}= must be a column name (str); got {name!r}")
-        if n_threads is not None and (
-            isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1
-        ):
-            raise ValueError(f"n_threads must be a positive int or None; got {n_threads!r}")
+            parse(role, name)
+        n_threads = parse("n_threads", n_threads)
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
         # preset= and decimals= were taken by resolve(); named so that an error lists them
         split_options(options, caller, data_options(SCALEOUT))
         definition = StreamScorer(qid=qid, grade=grade, score=score, **options).definition
         if definition.ties == "random" and score is not None:
-            raise ValueError(
-                "ties='random' keys every tie on the row's position in the whole input, which a "
-                "partitioned DataFrame does not define; use ties='average', the exact expected "
-                "value over random tie orders"
+            raise OptionError(
+                "`ties='random'` keys every tie on the row's position in the whole input, which "
+                "a partitioned DataFrame does not define",
+                option="ties",
+                value="random",
+                fix="use `ties='average'`, the exact expected value over random tie orders",
             )
         if not keeps_order:
             if score is None:
-                raise ValueError(
-                    "score=None means rows come in ranked order, which is lost here; pass the "
-                    f"score column, or {order_hint}"
+                raise OptionError(
+                    "`score=None` means rows come in ranked order, which is lost here",
+                    option="score",
+                    value=None,
+                    fix=f"pass the score column, or {order_hint}",
                 )
             if definition.ties not in ORDER_FREE_TIES:
-                raise ValueError(
-                    f"ties={definition.ties!r} depends on the order of rows inside a query, which "
-                    f"is lost here; use one of {', '.join(map(repr, ORDER_FREE_TIES))}, or "
-                    f"{order_hint}"
+                raise OptionError(
+                    f"`ties={definition.ties!r}` depends on the order of rows inside a query, "
+                    "which is lost here",
+                    option="ties",
+                    value=definition.ties,
+                    fix=f"use one of {listed(ORDER_FREE_TIES)}, or {order_hint}",
                 )
         # workers run what the client chose
         options = {**options, "backend": definition.backend_name}
@@ -171,8 +186,11 @@ class Job:
             kind = schema.field(name).type
             fault = _type_fault(kind, role)
             if fault:
-                raise TypeError(
-                    f"column {name!r} ({role}) has type {kind}, but {fault}; {fix.format(name)}"
+                raise InputTypeError(
+                    f"column {name!r} ({role}) has type {kind}, but {fault}",
+                    value=kind,
+                    where=f"column {name!r}",
+                    fix=fix.format(name),
                 )
 
     def scorer(self) -> StreamScorer:
@@ -261,6 +279,9 @@ class Job:
         return Totals.of(results, self.cutoffs, self.aggregate)
 
 
+PARTITION_ROWS = " (row numbers count within one partition of the data)"
+
+
 @contextlib.contextmanager
 def _rows_of_a_partition() -> Iterator[None]:
     """A task's errors that name a row say that it is counted within one partition."""
@@ -269,7 +290,32 @@ def _rows_of_a_partition() -> Iterator[None]:
     except (ValueError, TypeError) as exc:
         if not re.search(r"\brows? \d", str(exc)):
             raise
-        raise type(exc)(f"{exc} (row numbers count within one partition of the data)") from exc
+        raise _noted(exc, PARTITION_ROWS) from exc
+
+
+def _noted(exc: Exception, note: str) -> Exception:
+    """``exc`` with ``note`` at the end of its text: same class, and same data for ours.
+
+    The note goes after the fix where there is one (the text ends as before); otherwise it
+    ends the message (:meth:`FastNDCGError.extended`).
+    """
+    if not isinstance(exc, FastNDCGError):
+        return type(exc)(f"{exc}{note}")
+    if not exc.fix:
+        return exc.extended(note)
+    fix = exc.fix
+    if isinstance(fix, Mapping):
+        fix = {front: text + note for front, text in fix.items()}
+    else:
+        fix = fix + note
+    return type(exc)(
+        exc.message,
+        option=exc.option,
+        value=exc.value,
+        where=exc.where,
+        fix=fix,
+        joiner=exc.joiner,
+    )
 
 
 def _ascending(ids: pa.ChunkedArray | pa.Array) -> bool:
@@ -442,13 +488,13 @@ class Totals:
 
 
 COLOCATION_FIX = (
-    "colocated=True promised that every query lies in one partition; leave colocated=True out "
-    "to co-locate queries with a shuffle on the query id"
+    "`colocated=True` promised that every query lies in one partition; leave `colocated=True` "
+    "out to co-locate queries with a shuffle on the query id"
 )
 
 
 def check_disjoint(spans: list[tuple[Any, Any, Any]]) -> None:
-    """Raise a ValueError when query-id ranges of different partitions overlap.
+    """Raise an InputError (a ValueError) when query-id ranges of different partitions overlap.
 
     ``spans`` are ``(lowest id, highest id, partition)`` of pieces of the input: one per
     partition, or several (e.g. one per file packed into a partition). Pieces of the same
@@ -462,11 +508,14 @@ def check_disjoint(spans: list[tuple[Any, Any, Any]]) -> None:
         lo, hi, part = span
         other = second if first is not None and first[2] == part else first
         if other is not None and other[1] >= lo:
-            raise ValueError(
+            raise InputError(
                 f"partitions share query ids: one holds query ids {other[0]!r}..{other[1]!r}, "
-                f"another {lo!r}..{hi!r}, so a query may be split between them. "
-                f"{COLOCATION_FIX}, or validate='exact' when partitions hold interleaved but "
-                "disjoint sets of query ids (e.g. hash-partitioned)"
+                f"another {lo!r}..{hi!r}, so a query may be split between them",
+                value=(lo, hi),
+                where=f"partitions {other[2]!r} and {part!r}",
+                fix=f"{COLOCATION_FIX}, or `validate='exact'` when partitions hold interleaved "
+                "but disjoint sets of query ids (e.g. hash-partitioned)",
+                joiner=". ",
             )
         if first is None or hi > first[1]:
             if first is not None and first[2] != part:
@@ -476,11 +525,15 @@ def check_disjoint(spans: list[tuple[Any, Any, Any]]) -> None:
             second = span
 
 
-def split_query_error(query_id: Any) -> ValueError:
+def split_query_error(query_id: Any) -> InputError:
     """The error for a query found in more than one partition."""
-    return ValueError(
+    return InputError(
         f"query {plain(query_id)!r} has rows in more than one partition, so it would be scored "
-        f"in pieces. {COLOCATION_FIX}"
+        "in pieces",
+        value=plain(query_id),
+        where=f"query {plain(query_id)!r}",
+        fix=COLOCATION_FIX,
+        joiner=". ",
     )
 
 

@@ -36,12 +36,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._core.vocabulary import VALIDATIONS, choose
+from fastndcg._core.options import parse
+from fastndcg._errors import InputTypeError, OptionError
+from fastndcg._io.arrow import MissingColumnError
 from fastndcg._scaleout import Job, Totals, parquet_paths, require, split_query_error
 
 dd = require("dask.dataframe", "dask")
 
-ORDER_HINT = "pass colocated=True with partitions that each hold whole queries in their input order"
+ORDER_HINT = (
+    "pass `colocated=True` with partitions that each hold whole queries in their input order"
+)
 CAST_HINT = "cast it first, e.g. ddf[{0!r}] = ddf[{0!r}].astype('float64')"
 
 
@@ -196,15 +200,16 @@ def _connect(distributed: Any, address: str) -> Any:
     try:
         return distributed.Client(address, set_as_default=False)
     except Exception as exc:
-        kind = ConnectionError if isinstance(exc, OSError) else ValueError
-        message = (
-            f"cannot connect to a Dask scheduler at {address!r}: {exc}; give the address a "
-            "running scheduler prints, such as tcp://10.0.0.5:8786"
-        )
+        problem = f"cannot connect to a Dask scheduler at {address!r}: {exc}"
+        fix = "give the address a running scheduler prints, such as tcp://10.0.0.5:8786"
+        if isinstance(exc, OSError):
+            error: Exception = ConnectionError(f"{problem}; {fix}")
+        else:
+            error = OptionError(problem, option="cluster", value=address, fix=fix)
     # The half-built client is freed now, while its event loop still runs: at exit its close
     # would wait 60 s for a loop already stopped.
     gc.collect()
-    raise kind(message)
+    raise error
 
 
 @dataclass(frozen=True)
@@ -232,11 +237,13 @@ class _Plan:
     ) -> _Plan:
         """Check everything in the client, then lay out the tasks (see :func:`per_query`)."""
         if not isinstance(ddf, dd.DataFrame):
-            raise TypeError(
-                f"expected a dask DataFrame; got {type(ddf).__name__}. Wrap a pandas DataFrame "
-                "with dask.dataframe.from_pandas(frame, npartitions=...)"
+            raise InputTypeError(
+                f"expected a dask DataFrame; got {type(ddf).__name__}",
+                fix="Wrap a pandas DataFrame with dask.dataframe.from_pandas(frame, "
+                "npartitions=...)",
+                joiner=". ",
             )
-        choose("validate", validate, VALIDATIONS)
+        parse("validate", validate)
         job = Job.create(
             qid=qid,
             grade=grade,
@@ -252,16 +259,19 @@ class _Plan:
             ddf = ddf.reset_index()
         missing = [c for c in job.columns if c not in ddf.columns]
         if missing:
-            raise KeyError(
+            raise MissingColumnError(
                 f"column {missing[0]!r} not found; the DataFrame has columns: "
-                f"{', '.join(map(str, ddf.columns))}"
+                f"{', '.join(map(str, ddf.columns))}",
+                value=missing[0],
             )
         frame = ddf[job.columns]
         schema = _placeholder_schema(frame._meta, qid)
         job.check_schema(schema, CAST_HINT)
         if colocated and npartitions is not None:
-            raise ValueError(
-                "npartitions= sets the partitions of the shuffle on qid; colocated=True has none"
+            raise OptionError(
+                "npartitions= sets the partitions of the shuffle on qid; `colocated=True` has none",
+                option="npartitions",
+                value=npartitions,
             )
         if not colocated:
             frame = frame.shuffle(on=qid, npartitions=npartitions)

@@ -27,7 +27,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._core.vocabulary import VALIDATIONS, choose
+from fastndcg._core.options import parse
+from fastndcg._errors import (
+    BackendUnavailableError,
+    ColumnNotFoundError,
+    FastNDCGError,
+    InputError,
+    InputTypeError,
+    OptionError,
+    OptionTypeError,
+)
+from fastndcg._io.arrow import MissingColumnError
 from fastndcg._scaleout import (
     Job,
     Totals,
@@ -203,11 +213,12 @@ def _prepare(
 ) -> tuple[Job, Any, pa.DataType]:
     """Check everything on the driver; return the job, the rows to score and the qid type."""
     if not hasattr(df, "mapInArrow"):
-        raise TypeError(
-            f"expected a pyspark DataFrame; got {type(df).__name__}. Make one with "
-            "spark.createDataFrame(...) or spark.read.parquet(...)"
+        raise InputTypeError(
+            f"expected a pyspark DataFrame; got {type(df).__name__}",
+            fix="Make one with spark.createDataFrame(...) or spark.read.parquet(...)",
+            joiner=". ",
         )
-    choose("validate", validate, VALIDATIONS)
+    parse("validate", validate)
     job = Job.create(
         qid=qid,
         grade=grade,
@@ -222,8 +233,9 @@ def _prepare(
     fields = {f.name: f for f in df.schema.fields}
     missing = [c for c in job.columns if c not in fields]
     if missing:
-        raise KeyError(
-            f"column {missing[0]!r} not found; the DataFrame has columns: {', '.join(fields)}"
+        raise MissingColumnError(
+            f"column {missing[0]!r} not found; the DataFrame has columns: {', '.join(fields)}",
+            value=missing[0],
         )
     # mapInArrow looks the columns up by name again, reading dots and backticks as syntax:
     # such names are carried under the names of their roles
@@ -247,9 +259,11 @@ def _prepare(
     key = F.col(_quoted(job.qid))
     if colocated:
         if num_partitions is not None:
-            raise ValueError(
-                "num_partitions= sets the partitions of the repartition on qid; colocated=True "
-                "has none"
+            raise OptionError(
+                "num_partitions= sets the partitions of the repartition on qid; `colocated=True` "
+                "has none",
+                option="num_partitions",
+                value=num_partitions,
             )
         _check_colocated(rows, key, validate)
     elif num_partitions is not None:
@@ -259,17 +273,42 @@ def _prepare(
     return job, rows.sortWithinPartitions(key), arrow.field(job.qid).type
 
 
+# the errors a worker's traceback may end with, as the traceback names them
+_WORKER_ERRORS: dict[str, type[Exception]] = {
+    "ValueError": ValueError,
+    "TypeError": TypeError,
+    "KeyError": KeyError,
+    **{
+        f"{kind.__module__}.{kind.__qualname__}": kind
+        for kind in (
+            FastNDCGError,
+            OptionError,
+            OptionTypeError,
+            BackendUnavailableError,
+            InputError,
+            InputTypeError,
+            ColumnNotFoundError,
+            MissingColumnError,
+        )
+    },
+}
+_RAISED = re.compile(
+    "^(" + "|".join(re.escape(name) for name in _WORKER_ERRORS) + "): ", re.MULTILINE
+)
+
+
 def _worker_error(exc: Exception) -> Exception:
     """The error a Spark worker raised, read back from the traceback Spark reports.
 
-    An error of another kind is returned as it is.
+    A fastndcg error comes back as its class with its text (as its message: the traceback
+    holds no more of its data); an error of another kind is returned as it is.
     """
     text = str(exc)
-    raised = list(re.finditer(r"^(ValueError|TypeError|KeyError): ", text, re.MULTILINE))
+    raised = list(_RAISED.finditer(text))
     if not raised:
         return exc
-    kind = {"ValueError": ValueError, "TypeError": TypeError, "KeyError": KeyError}
-    return kind[raised[-1].group(1)](text[raised[-1].end() :].strip())
+    kind = _WORKER_ERRORS[raised[-1].group(1)]
+    return kind(text[raised[-1].end() :].strip())
 
 
 def _quoted(name: str) -> str:

@@ -37,6 +37,7 @@ from fastndcg._core.grouping import Judgments, id_family, plain_float_ids
 from fastndcg._core.layout import finish_layout
 from fastndcg._core.options import STREAM, data_options, split_options
 from fastndcg._core.vocabulary import plain
+from fastndcg._errors import COMMAND, PYTHON, InputError, InputTypeError, OptionError
 from fastndcg._io.arrow import (
     VIEW_TYPES,
     as_arrow,
@@ -48,8 +49,17 @@ from fastndcg._io.arrow import (
 )
 from fastndcg._result import NDCGResult, cutoff_label
 
-# the way out when the input is not grouped by query (the command words it as its flag)
+# the way out when the input is not grouped by query, in Python and on the command line
 GROUP_IN_MEMORY = "group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
+GROUP_IN_MEMORY_COMMAND = "group it in memory (--group memory)"
+
+
+def _sort_or_group(sort: str) -> dict[str, str]:
+    """The fix of input not grouped by query: ``sort`` it, or group it in memory."""
+    return {
+        PYTHON: f"{sort}, or {GROUP_IN_MEMORY}",
+        COMMAND: f"{sort}, or {GROUP_IN_MEMORY_COMMAND}",
+    }
 
 
 @dataclass
@@ -88,16 +98,21 @@ class StreamScorer:
         self.definition = Definition.create(**ours)
         self.definition.check_tie_keys(known=False)
         if self.definition.ideal == "max" and self.definition.max_grade is None:
-            raise ValueError(
-                "ideal='max' needs max_grade= when streaming: the largest grade of the data is "
-                "not known until the last batch"
+            raise OptionError(
+                "`ideal='max'` needs `max_grade=` when streaming: the largest grade of the data "
+                "is not known until the last batch",
+                option="max_grade",
+                value=None,
             )
         self._judgments = None
         if self.definition.ideal == "global":
             if data.get("ideal_grades") is None or data.get("ideal_qid") is None:
-                raise ValueError(
-                    "ideal='global' needs the judgment lists when streaming: pass ideal_grades= "
-                    "with ideal_qid="
+                raise OptionError(
+                    "`ideal='global'` needs the judgment lists when streaming",
+                    option="ideal_grades" if data.get("ideal_grades") is None else "ideal_qid",
+                    value=None,
+                    fix="pass `ideal_grades=` with `ideal_qid=`",
+                    joiner=": ",
                 )
             self._judgments = Judgments.build(
                 data["ideal_grades"], data["ideal_qid"], self.definition.backend
@@ -130,9 +145,10 @@ class StreamScorer:
     def finish(self) -> pa.RecordBatch:
         """Score the query carried over from the last batch (if any) and return its results.
 
-        Raises a ValueError when a query id was scored twice: its rows came in separate places
-        of the stream (not grouped by query), so each piece was scored as a query. The scorer
-        is then ready for a new stream, as if new (rows are counted from 0 again).
+        Raises an InputError (a ValueError) when a query id was scored twice: its rows came in
+        separate places of the stream (not grouped by query), so each piece was scored as a
+        query. The scorer is then ready for a new stream, as if new (rows are counted from 0
+        again).
         """
         carry, self._carry = self._carry, None
         last = self.empty()
@@ -192,10 +208,13 @@ class StreamScorer:
         run_ids = ids.take(pa.array(bounds[:-1]))
         if not _distinct(run_ids):
             repeated = _first_repeat(run_ids)
-            raise ValueError(
+            raise InputError(
                 f"query {repeated!r} appears in separate runs of rows within rows {base}.."
-                f"{base + n - 1}: the input is not grouped by query. Sort it by {qid_name!r}, "
-                f"or {GROUP_IN_MEMORY}"
+                f"{base + n - 1}: the input is not grouped by query",
+                value=repeated,
+                where=f"rows {base}..{base + n - 1}",
+                fix=_sort_or_group(f"Sort it by {qid_name!r}"),
+                joiner=". ",
             )
         out = []
         first_run = 0
@@ -249,9 +268,11 @@ class StreamScorer:
                 return ids.cast(first)
             except pa.ArrowInvalid:
                 pass  # a value that does not fit: refused below
-        raise TypeError(
-            f"query ids change type at row {base}: {ids.type} after {first} in the batches "
-            "before; give every batch the same qid type (cast the column first)"
+        raise InputTypeError(
+            f"query ids change type at row {base}: {ids.type} after {first} in the batches before",
+            value=ids.type,
+            where=f"row {base}",
+            fix="give every batch the same qid type (cast the column first)",
         )
 
     def _concat(self, pieces: list[pa.RecordBatch]) -> pa.RecordBatch:
@@ -337,10 +358,13 @@ def _require_grouped(ids: pa.ChunkedArray) -> None:
     if not _distinct(ids):
         counts = pc.value_counts(ids)
         repeated = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"].as_py()
-        raise ValueError(
+        raise InputError(
             f"query {plain(repeated)!r} appears in separate places of the input: it is not "
-            "grouped by query, so streaming scores that query in pieces. Sort the input by "
-            f"query id, or {GROUP_IN_MEMORY}"
+            "grouped by query, so streaming scores that query in pieces",
+            value=plain(repeated),
+            where=f"query {plain(repeated)!r}",
+            fix=_sort_or_group("Sort the input by query id"),
+            joiner=". ",
         )
 
 
@@ -374,7 +398,8 @@ def collect(
 ) -> NDCGResult:
     """Aggregate per-query result batches into an :class:`NDCGResult`.
 
-    Raises a ValueError when a query id occurs twice (the input was not grouped by query).
+    Raises an InputError (a ValueError) when a query id occurs twice (the input was not grouped
+    by query).
     """
     # batches without rows carry nothing, and their query-id type may predate the stream's
     batches = [batch for batch in results if batch.num_rows]

@@ -16,8 +16,8 @@ import numpy as np
 
 from fastndcg._core.coerce import checked_stats
 from fastndcg._core.definition import Definition
-from fastndcg._core.options import RUN, data_options, split_options
-from fastndcg._core.vocabulary import MISSING
+from fastndcg._core.options import RUN, data_options, parse, split_options
+from fastndcg._errors import InputError
 from fastndcg._io.trec_join import (
     RunCodes,
     check_max_docs,
@@ -88,16 +88,14 @@ def ndcg_run(
         ``n_missing`` counts judged queries absent from the run and ``n_unjudged`` the run's
         queries without judgments (ignored).
     """
-    if missing not in MISSING:
-        raise ValueError(f"unknown missing={missing!r}; valid values are 'zero', 'skip', 'error'")
+    missing = parse("missing", missing)
     ours, _ = split_options(options, "ndcg_run()", data_options(RUN))
     ours.setdefault("ideal", "global")
     definition = Definition.create(**ours)
     backend = definition.backend
     if max_docs is not None:
         max_docs = check_max_docs(max_docs, definition.ties)
-    if not isinstance(judged_only, (bool, np.bool_)):
-        raise TypeError(f"judged_only must be True or False; got {judged_only!r}")
+    judged_only = parse("judged_only", judged_only)
     judgments_table = read_qrels(qrels)
     judged_grades = judgments_table.column("grade").to_numpy()  # one copy, for every use below
     qrels_row = place_of_row(qrels, "qrels", QRELS_COLUMNS)
@@ -115,9 +113,13 @@ def ndcg_run(
 
     absent = codes.absent_queries(judgments_table)
     if missing == "error" and len(absent):
-        raise ValueError(
+        first = absent[0].as_py()
+        raise InputError(
             f"{len(absent)} judged quer{'y is' if len(absent) == 1 else 'ies are'} not in the run "
-            f"(first: {absent[0].as_py()!r}); pass missing='zero' or missing='skip'"
+            f"(first: {first!r})",
+            value=first,
+            where=f"query {first!r}",
+            fix="pass `missing='zero'` or `missing='skip'`",
         )
     grades, judged = codes.grades(judged_grades, run_row, backend)
     cut = max_docs is not None and max_docs < run_table.num_rows  # else no query is cut

@@ -18,6 +18,7 @@ from fastndcg._backends import Backend
 from fastndcg._core.coerce import as_grade_vector, as_score_vector
 from fastndcg._core.grouping import group_codes, group_rows
 from fastndcg._core.layout import Layout, finish_layout
+from fastndcg._errors import ColumnNotFoundError, InputError, InputTypeError, OptionTypeError
 
 # Arrow's take has no kernel for view types: their values are handled as the large types
 VIEW_TYPES = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
@@ -35,7 +36,7 @@ def as_arrow(data: Any) -> pa.Table | pa.RecordBatch:
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
     if type(data).__module__.startswith("pyarrow") or _is_pandas_series(data):
-        raise TypeError(_not_a_table(data))
+        raise _not_a_table(data)
     if _is_pandas(data):
         # named index levels are columns too (after df.set_index("qid")), unless a column
         # has the same name
@@ -44,9 +45,10 @@ def as_arrow(data: Any) -> pa.Table | pa.RecordBatch:
         try:
             return pa.Table.from_pandas(data, preserve_index=keep_index)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-            raise TypeError(
-                f"the DataFrame cannot be read as Arrow columns ({exc}); convert the columns "
-                "to plain numeric or string dtypes first, e.g. df[col].astype(float)"
+            raise InputTypeError(
+                f"the DataFrame cannot be read as Arrow columns ({exc})",
+                fix="convert the columns to plain numeric or string dtypes first, e.g. "
+                "df[col].astype(float)",
             ) from exc
     try:
         if hasattr(data, "__arrow_c_stream__"):
@@ -54,21 +56,38 @@ def as_arrow(data: Any) -> pa.Table | pa.RecordBatch:
         if hasattr(data, "__arrow_c_array__"):
             return pa.record_batch(data)
     except pa.ArrowInvalid as exc:  # a single column (e.g. a polars Series), not a table
-        raise TypeError(_not_a_table(data)) from exc
-    raise TypeError(_not_a_table(data))
+        raise _not_a_table(data) from exc
+    raise _not_a_table(data)
 
 
-def _not_a_table(data: Any) -> str:
+def _not_a_table(data: Any) -> InputTypeError:
     kind = type(data).__name__
     if kind.endswith("Dataset"):
         advice = "pass a dataset to fastndcg.ndcg_parquet, which reads it batch by batch"
     else:
         advice = "pass a table of named columns, or the arrays themselves to fastndcg.ndcg"
-    return (
+    return InputTypeError(
         "expected a pyarrow Table, RecordBatch or RecordBatchReader, a pandas or polars "
-        f"DataFrame, or an object with the Arrow PyCapsule stream interface; got {kind}: "
-        f"{advice}"
+        f"DataFrame, or an object with the Arrow PyCapsule stream interface; got {kind}",
+        fix=advice,
+        joiner=": ",
     )
+
+
+class MissingColumnError(ColumnNotFoundError):
+    """A column that is not there: a ColumnNotFoundError that reads as the KeyError it replaces.
+
+    ``str()`` quotes the text, as a KeyError's does, and ``args[0]`` holds the whole text (the
+    message and its fix), which code reporting a KeyError reads (the command line does). The
+    attributes hold the message template, the fix per front end and the data, as for any
+    :class:`~fastndcg._errors.FastNDCGError`.
+    """
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message, **data)
+        self.args = (self.render(),)
+
+    __str__ = KeyError.__str__
 
 
 def _is_pandas(data: Any) -> bool:
@@ -86,12 +105,18 @@ def column(data: pa.Table | pa.RecordBatch, name: str, role: str) -> pa.ChunkedA
     float64 column: it holds no value of the wrong type.
     """
     if not isinstance(name, str):
-        raise TypeError(f"{role}= must be a column name (str); got {name!r}")
+        raise OptionTypeError(
+            f"`{role}=` must be a column name (str)", option=role, value=name, fix=f"got {name!r}"
+        )
     names = data.schema.names
     if name not in names:
-        raise KeyError(
+        raise MissingColumnError(
             f"column {name!r} (the {role} column) not found; the table has columns: "
-            f"{', '.join(names)}. Pass {role}='<column name>'"
+            f"{', '.join(names)}",
+            option=role,
+            value=name,
+            fix=f"Pass `{role}='<column name>'`",
+            joiner=". ",
         )
     values = data.column(name)
     if pa.types.is_null(values.type) and len(values) == 0:
@@ -113,15 +138,20 @@ def numeric_column(
         values = values.cast(kind.value_type)
         kind = values.type
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
-        raise TypeError(
-            f"column {name!r} ({role}) must be numeric; it has Arrow type {kind}. "
-            "Cast it first, e.g. table.set_column(...) with pyarrow.compute.cast"
+        raise InputTypeError(
+            f"column {name!r} ({role}) must be numeric; it has Arrow type {kind}",
+            value=kind,
+            where=f"column {name!r}",
+            fix="Cast it first, e.g. table.set_column(...) with pyarrow.compute.cast",
+            joiner=". ",
         )
     if values.null_count:
         row = base_row + _first_null(values)
-        raise ValueError(
-            f"column {name!r} ({role}) has a null at row {row}; fill or drop the nulls first "
-            "(e.g. table.drop_null())"
+        raise InputError(
+            f"column {name!r} ({role}) has a null at row {row}",
+            value=None,
+            where=f"row {row}",
+            fix="fill or drop the nulls first (e.g. table.drop_null())",
         )
     if isinstance(values, pa.ChunkedArray):
         values = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
@@ -166,18 +196,24 @@ def value_names(grade: str, score: str | None) -> tuple[str, str]:
 def check_id_column(values: pa.ChunkedArray | pa.Array, name: str, base_row: int = 0) -> None:
     """A query-id column must have no nulls and hold plain values (not lists or structs)."""
     if values.null_count:
-        raise ValueError(
-            f"column {name!r} (qid) has a null at row {base_row + _first_null(values)}; every "
-            "row needs a query id"
+        row = base_row + _first_null(values)
+        raise InputError(
+            f"column {name!r} (qid) has a null at row {row}",
+            value=None,
+            where=f"row {row}",
+            fix="every row needs a query id",
         )
     kind = values.type
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
     if pa.types.is_nested(kind) or pa.types.is_null(kind):
-        raise TypeError(
+        raise InputTypeError(
             f"column {name!r} (qid) must hold integers, floats, strings or bytes; it has Arrow "
-            f"type {values.type}. Cast it first, e.g. table.set_column(...) with "
-            "pyarrow.compute.cast"
+            f"type {values.type}",
+            value=values.type,
+            where=f"column {name!r}",
+            fix="Cast it first, e.g. table.set_column(...) with pyarrow.compute.cast",
+            joiner=". ",
         )
 
 

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from fastndcg._errors import COMMAND, PYTHON, InputError, OptionError
+from fastndcg._io.arrow import MissingColumnError
+
 if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid on first use
     import pyarrow.dataset as ds
 
@@ -37,12 +40,17 @@ def open_dataset(source: Any) -> ds.Dataset:
     if isinstance(source, (list, tuple)):
         paths = [str(p) for p in source]
         if not paths:
-            raise ValueError("no Parquet files given: the list is empty")
+            raise InputError("no Parquet files given: the list is empty", value=source)
         seen: set[Path] = set()
         for p in paths:
             resolved = Path(p).resolve()
             if resolved in seen:
-                raise ValueError(f"{p} is listed twice (its rows would count twice); list it once")
+                raise InputError(
+                    f"{p} is listed twice (its rows would count twice)",
+                    value=p,
+                    where=p,
+                    fix="list it once",
+                )
             seen.add(resolved)
     else:
         path = Path(source)
@@ -64,10 +72,10 @@ def open_dataset(source: Any) -> ds.Dataset:
     try:
         return ds.dataset(paths, format="parquet")
     except pa.ArrowInvalid as exc:  # Arrow's message names the file; the fix is ours to say
-        raise ValueError(
-            f"{str(exc).rstrip('.')}; ndcg_parquet reads Parquet files: read other formats "
-            "with pyarrow (e.g. pyarrow.csv.read_csv) and score the table with "
-            "fastndcg.ndcg_table"
+        raise InputError(
+            str(exc).rstrip("."),
+            fix="ndcg_parquet reads Parquet files: read other formats with pyarrow (e.g. "
+            "pyarrow.csv.read_csv) and score the table with fastndcg.ndcg_table",
         ) from exc
 
 
@@ -77,28 +85,45 @@ def check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streamin
     keys = _partition_keys(dataset) & set(columns)
     if keys:
         if streaming:
-            raise ValueError(
-                f"column {sorted(keys)[0]!r} is a partition key of the dataset, which streaming "
-                "file by file does not read; pass group='memory'"
+            key = sorted(keys)[0]
+            raise OptionError(
+                f"column {key!r} is a partition key of the dataset, which streaming file by file "
+                "does not read",
+                option="group",
+                value="stream",
+                where=f"column {key!r}",
+                fix="pass `group='memory'`",
             )
         return
     for fragment in dataset.get_fragments():
         _require(columns, fragment.physical_schema.names, fragment.path)
 
 
-def _require(columns: list[str], names: list[str], where: str, hint: str = "") -> None:
+def _require(
+    columns: list[str], names: list[str], where: str, hint: dict[str, str] | None = None
+) -> None:
     missing = [c for c in columns if c not in names]
     if missing:
-        raise KeyError(
-            f"column {missing[0]!r} not found in {where}; it has columns: {', '.join(names)}"
-            + hint.format(name=missing[0])
+        fix = (
+            None
+            if hint is None
+            else {front: text.format(name=missing[0]) for front, text in hint.items()}
+        )
+        raise MissingColumnError(
+            f"column {missing[0]!r} not found in {where}; it has columns: {', '.join(names)}",
+            value=missing[0],
+            where=where,
+            fix=fix,
+            joiner=". ",
         )
 
 
-def _hive_hint(dataset: ds.Dataset, columns: list[str]) -> str:
+def _hive_hint(dataset: ds.Dataset, columns: list[str]) -> dict[str, str] | None:
     """The fix, when a missing column names ``name=value`` directories of the files.
 
-    That is hive partitioning, which a dataset opened from paths does not read.
+    That is hive partitioning, which a dataset opened from paths does not read. The fix is a
+    template of the column's ``{name}``, per front end: Python passes a dataset that reads the
+    directories; the command cannot, and says how to go on.
     """
     levels = {
         part.split("=", 1)[0]
@@ -107,11 +132,16 @@ def _hive_hint(dataset: ds.Dataset, columns: list[str]) -> str:
         if "=" in part
     }
     if not levels & set(columns):
-        return ""
-    return (
-        ". {name!r} names directories of the files (hive partitioning): pass "
-        "pyarrow.dataset.dataset(path, partitioning='hive') as the source, with group='memory'"
-    )
+        return None
+    return {
+        PYTHON: "{name!r} names directories of the files (hive partitioning): pass "
+        "pyarrow.dataset.dataset(path, partitioning='hive') as the source, with "
+        "`group='memory'`",
+        COMMAND: "{name!r} names directories of the files (hive partitioning), which the command "
+        "does not read: write {name!r} into the files as a column, or score them from Python "
+        "with fastndcg.ndcg_parquet(pyarrow.dataset.dataset(path, partitioning='hive'), "
+        "group='memory')",
+    }
 
 
 def _partition_keys(dataset: ds.Dataset) -> set[str]:

@@ -21,13 +21,14 @@ from fastndcg._backends.abi import DocumentIds
 from fastndcg._core.coerce import as_grade_vector, as_score_vector
 from fastndcg._core.grouping import group_codes, positions
 from fastndcg._core.layout import Layout, finish_layout
+from fastndcg._errors import InputError, OptionError, OptionTypeError
 from fastndcg._io.arrow import ids_to_numpy
 
 
 def check_unique_pairs(
     table: pa.Table, ids: DocumentIds, kind: str, place: Callable[[int], str], backend: Backend
 ) -> tuple:
-    """Raise a ValueError when a (query, document) pair appears twice in ``table``.
+    """Raise an InputError (a ValueError) when a (query, document) pair appears twice in ``table``.
 
     ``ids`` are the table's document ids (see ``Backend.document_ids``); ``place`` names a row
     (see :func:`~fastndcg._io.trec_text.place_of_row`). Returns the query codes it made,
@@ -47,10 +48,13 @@ def check_unique_pairs(
     return (run_query, run_length), queries
 
 
-def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar, where: str) -> ValueError:
-    return ValueError(
+def _repeated_pair(kind: str, document: pa.Scalar, query: pa.Scalar, where: str) -> InputError:
+    return InputError(
         f"{kind} lists document {document.as_py()!r} of query {query.as_py()!r} more than "
-        f"once (again at {where}); each (query, document) pair must appear once"
+        f"once (again at {where})",
+        value=(query.as_py(), document.as_py()),
+        where=where,
+        fix="each (query, document) pair must appear once",
     )
 
 
@@ -236,20 +240,29 @@ def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray
 
 
 def check_max_docs(max_docs: Any, ties: str) -> int:
+    """``max_docs`` (not None) checked against the tie rule ``ties``, as a Python int."""
     if isinstance(max_docs, bool) or not isinstance(max_docs, (int, np.integer)):
-        raise TypeError(
-            f"max_docs must be an int (documents kept per ranking) or None; got {max_docs!r}"
+        raise OptionTypeError(
+            "`max_docs` must be an int (documents kept per ranking) or None",
+            option="max_docs",
+            value=max_docs,
+            fix=f"got {max_docs!r}",
         )
     if max_docs < 1:
-        raise ValueError(
-            f"max_docs={int(max_docs)} keeps no document of a ranking; give the positive number "
-            "of documents to keep"
+        raise OptionError(
+            f"`max_docs={int(max_docs)}` keeps no document of a ranking",
+            option="max_docs",
+            value=max_docs,
+            fix="give the positive number of documents to keep",
         )
     if ties not in ("docid_desc", "stable"):
-        raise ValueError(
-            f"max_docs={int(max_docs)} cuts each ranking after {int(max_docs)} documents, which "
-            "needs a fixed order of tied scores: ties='docid_desc' or ties='stable', not "
-            f"ties={ties!r}"
+        raise OptionError(
+            f"`max_docs={int(max_docs)}` cuts each ranking after {int(max_docs)} documents, "
+            "which needs a fixed order of tied scores",
+            option="max_docs",
+            value=max_docs,
+            fix=f"`ties='docid_desc'` or `ties='stable'`, not `ties={ties!r}`",
+            joiner=": ",
         )
     return int(max_docs)  # a NumPy integer would make the kernel compile another signature
 

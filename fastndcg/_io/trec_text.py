@@ -26,7 +26,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from fastndcg._backends import automatic_backend
-from fastndcg._io.arrow import as_arrow
+from fastndcg._errors import InputError, InputTypeError
+from fastndcg._io.arrow import MissingColumnError, as_arrow
 
 QRELS_COLUMNS = ("qid", "iteration", "docid", "grade")
 
@@ -99,9 +100,11 @@ def _read(
             table = pa.Table.from_batches([table])
         missing = [c for c in wanted if c not in table.schema.names]
         if missing:
-            raise KeyError(
+            raise MissingColumnError(
                 f"the {kind} table needs columns {', '.join(wanted)}; {missing[0]!r} is missing "
-                f"(it has {', '.join(table.schema.names)})"
+                f"(it has {', '.join(table.schema.names)})",
+                value=missing[0],
+                where=f"the {kind} table",
             )
         table = table.select(wanted)
     columns = []
@@ -109,14 +112,20 @@ def _read(
         values = table.column(name)
         if values.null_count:
             row = int(pc.index(values.is_null(), True).as_py())
-            raise ValueError(f"{kind}: column {name!r} has a missing value at row {row}")
+            raise InputError(
+                f"{kind}: column {name!r} has a missing value at row {row}",
+                value=None,
+                where=f"{kind} row {row}",
+            )
         target = value.get(name, pa.string())
         if values.type != target:
             try:
                 values = values.cast(target)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise TypeError(
-                    f"{kind}: column {name!r} cannot be read as {target}: {exc}"
+                raise InputTypeError(
+                    f"{kind}: column {name!r} cannot be read as {target}: {exc}",
+                    value=values.type,
+                    where=f"column {name!r}",
                 ) from exc
         columns.append(values)
     return pa.table(columns, names=wanted)
@@ -126,7 +135,9 @@ def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
     if not path.exists():
         raise FileNotFoundError(f"{kind} file not found: {path}")
     if path.is_dir():
-        raise ValueError(f"{kind} path {path} is a directory; give the {kind} file")
+        raise InputError(
+            f"{kind} path {path} is a directory", where=str(path), fix=f"give the {kind} file"
+        )
     types = {name: pa.string() for name in wanted}
     types.update(value)
     convert = pacsv.ConvertOptions(include_columns=wanted, column_types=types)
@@ -134,7 +145,11 @@ def _read_text(path: Path, kind: str, names, wanted, value) -> pa.Table:
     with path.open("rb") as f:
         head = f.read(_SNIFF_BYTES)
     if head.startswith(_GZIP_MAGIC):
-        raise ValueError(f"{kind} file {path} is gzip-compressed; decompress it first (gunzip)")
+        raise InputError(
+            f"{kind} file {path} is gzip-compressed",
+            where=str(path),
+            fix="decompress it first (gunzip)",
+        )
     delimiter = _delimiter(head)
     if delimiter is not None:
         parse = pacsv.ParseOptions(delimiter=delimiter, quote_char=False)
@@ -234,9 +249,12 @@ def _read_loose(path: Path, kind: str, names, wanted, value) -> pa.Table:
                 row = _first_invalid(array, value[name])
                 lines = _records(path, kind, names, positions)
                 number, _ = next(itertools.islice(lines, row, None))
-                raise ValueError(
-                    f"{path}, line {number}: the {name} field must be a number; "
-                    f"found {array[row].as_py()!r}"
+                found = array[row].as_py()
+                raise InputError(
+                    f"{path}, line {number}: the {name} field must be a number",
+                    value=found,
+                    where=f"line {number} of {path}",
+                    fix=f"found {found!r}",
                 ) from None
         arrays.append(array)
     return pa.table(arrays, names=wanted)
@@ -263,15 +281,21 @@ def _records(path: Path, kind: str, names, positions) -> Iterator[tuple[int, lis
                 fields = line.split(maxsplit=width)
                 if len(fields) < width or (len(fields) > width and kind == "qrels"):
                     text = raw.decode(errors="replace").strip()
-                    raise ValueError(
+                    raise InputError(
                         f"{path}, line {number}: a TREC {kind} line has {width} fields "
-                        f"({' '.join(names)}); found {len(line.split())}: {text!r}"
+                        f"({' '.join(names)})",
+                        value=text,
+                        where=f"line {number} of {path}",
+                        fix=f"found {len(line.split())}: {text!r}",
                     )
                 yield number, [fields[position].decode() for position in positions]
         except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"{path}, line {number}: not UTF-8 text ({exc.reason}: byte "
-                f"{exc.object[exc.start : exc.start + 1]!r}); TREC files are read as UTF-8"
+            byte = exc.object[exc.start : exc.start + 1]
+            raise InputError(
+                f"{path}, line {number}: not UTF-8 text ({exc.reason}: byte {byte!r})",
+                value=byte,
+                where=f"line {number} of {path}",
+                fix="TREC files are read as UTF-8",
             ) from exc
 
 

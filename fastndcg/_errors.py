@@ -28,6 +28,7 @@ flags (``-k all``, ``--zero-idcg skip``), from the option table.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -35,6 +36,9 @@ from typing import Any
 class _NotGiven:
     def __repr__(self) -> str:
         return "NOT_GIVEN"
+
+    def __reduce__(self) -> str:
+        return "NOT_GIVEN"  # one object, also after pickling (errors cross processes)
 
 
 NOT_GIVEN: Any = _NotGiven()  # the ``value`` of an error that has no value to show
@@ -44,9 +48,26 @@ PYTHON = "python"
 COMMAND = "command"
 
 
+# an option reference: a keyword, with "=" and a value or a space and a quoted value, a value
+# alone, or "or None"; backquotes around anything else (a user's text) are left as they are
+_REFERENCE = re.compile(
+    r"`((?:[a-z_][a-z0-9_]*(?:=[^`]*| '[^`']*')?)|'[^`']*'|or None|None|True|False|-?[0-9][^`]*)`"
+)
+
+
+def references(template: str) -> list[str]:
+    """The option references of a message template, in order."""
+    return _REFERENCE.findall(template)
+
+
+def spell(template: str, words: Callable[[str], str]) -> str:
+    """``template`` with each option reference replaced by ``words(reference)``."""
+    return _REFERENCE.sub(lambda match: words(match.group(1)), template)
+
+
 def python_words(template: str) -> str:
     """A message template as Python callers read it: the option references as written."""
-    return template.replace("`", "")
+    return spell(template, lambda reference: reference)
 
 
 class FastNDCGError(ValueError):
@@ -139,7 +160,18 @@ class InputTypeError(InputError, TypeError):
 
 
 class ColumnNotFoundError(InputError, KeyError):
-    """A column the call names is not in the table."""
+    """A column the call names is not in the table.
+
+    It reads as a KeyError does: ``str()`` quotes the text, and ``args[0]`` is the whole text
+    (message and fix), which code reporting a KeyError reads.
+    """
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message, **data)
+        self.args = (self.render(),)
+
+    def __str__(self) -> str:
+        return KeyError.__str__(self)
 
 
 __all__ = [

@@ -37,8 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 from fastndcg._core.options import parse
-from fastndcg._errors import InputTypeError, OptionError
-from fastndcg._io.arrow import MissingColumnError
+from fastndcg._errors import ColumnNotFoundError, InputTypeError, OptionError
 from fastndcg._scaleout import Job, Totals, parquet_paths, require, split_query_error
 
 dd = require("dask.dataframe", "dask")
@@ -259,7 +258,7 @@ class _Plan:
             ddf = ddf.reset_index()
         missing = [c for c in job.columns if c not in ddf.columns]
         if missing:
-            raise MissingColumnError(
+            raise ColumnNotFoundError(
                 f"column {missing[0]!r} not found; the DataFrame has columns: "
                 f"{', '.join(map(str, ddf.columns))}",
                 value=missing[0],

@@ -16,6 +16,7 @@ the driver resolved.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import os
@@ -37,7 +38,6 @@ from fastndcg._errors import (
     OptionError,
     OptionTypeError,
 )
-from fastndcg._io.arrow import MissingColumnError
 from fastndcg._scaleout import (
     Job,
     Totals,
@@ -233,7 +233,7 @@ def _prepare(
     fields = {f.name: f for f in df.schema.fields}
     missing = [c for c in job.columns if c not in fields]
     if missing:
-        raise MissingColumnError(
+        raise ColumnNotFoundError(
             f"column {missing[0]!r} not found; the DataFrame has columns: {', '.join(fields)}",
             value=missing[0],
         )
@@ -288,7 +288,6 @@ _WORKER_ERRORS: dict[str, type[Exception]] = {
             InputError,
             InputTypeError,
             ColumnNotFoundError,
-            MissingColumnError,
         )
     },
 }
@@ -308,7 +307,11 @@ def _worker_error(exc: Exception) -> Exception:
     if not raised:
         return exc
     kind = _WORKER_ERRORS[raised[-1].group(1)]
-    return kind(text[raised[-1].end() :].strip())
+    message = text[raised[-1].end() :].strip()
+    if issubclass(kind, KeyError) and message[:1] in "'\"" and message:
+        with contextlib.suppress(ValueError, SyntaxError):  # a KeyError's text is quoted
+            message = ast.literal_eval(message)
+    return kind(message)
 
 
 def _quoted(name: str) -> str:

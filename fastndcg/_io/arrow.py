@@ -74,22 +74,6 @@ def _not_a_table(data: Any) -> InputTypeError:
     )
 
 
-class MissingColumnError(ColumnNotFoundError):
-    """A column that is not there: a ColumnNotFoundError that reads as the KeyError it replaces.
-
-    ``str()`` quotes the text, as a KeyError's does, and ``args[0]`` holds the whole text (the
-    message and its fix), which code reporting a KeyError reads (the command line does). The
-    attributes hold the message template, the fix per front end and the data, as for any
-    :class:`~fastndcg._errors.FastNDCGError`.
-    """
-
-    def __init__(self, message: str, **data: Any) -> None:
-        super().__init__(message, **data)
-        self.args = (self.render(),)
-
-    __str__ = KeyError.__str__
-
-
 def _is_pandas(data: Any) -> bool:
     return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns")
 
@@ -110,7 +94,7 @@ def column(data: pa.Table | pa.RecordBatch, name: str, role: str) -> pa.ChunkedA
         )
     names = data.schema.names
     if name not in names:
-        raise MissingColumnError(
+        raise ColumnNotFoundError(
             f"column {name!r} (the {role} column) not found; the table has columns: "
             f"{', '.join(names)}",
             option=role,

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from fastndcg._errors import COMMAND, PYTHON, InputError, OptionError
-from fastndcg._io.arrow import MissingColumnError
+from fastndcg._errors import COMMAND, PYTHON, ColumnNotFoundError, InputError, OptionError
 
 if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid on first use
     import pyarrow.dataset as ds
@@ -109,7 +108,7 @@ def _require(
             if hint is None
             else {front: text.format(name=missing[0]) for front, text in hint.items()}
         )
-        raise MissingColumnError(
+        raise ColumnNotFoundError(
             f"column {missing[0]!r} not found in {where}; it has columns: {', '.join(names)}",
             value=missing[0],
             where=where,

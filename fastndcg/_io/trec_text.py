@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from fastndcg._backends import automatic_backend
-from fastndcg._errors import InputError, InputTypeError
-from fastndcg._io.arrow import MissingColumnError, as_arrow
+from fastndcg._errors import ColumnNotFoundError, InputError, InputTypeError
+from fastndcg._io.arrow import as_arrow
 
 QRELS_COLUMNS = ("qid", "iteration", "docid", "grade")
 
@@ -100,7 +100,7 @@ def _read(
             table = pa.Table.from_batches([table])
         missing = [c for c in wanted if c not in table.schema.names]
         if missing:
-            raise MissingColumnError(
+            raise ColumnNotFoundError(
                 f"the {kind} table needs columns {', '.join(wanted)}; {missing[0]!r} is missing "
                 f"(it has {', '.join(table.schema.names)})",
                 value=missing[0],

@@ -17,14 +17,13 @@ from fastndcg.cli.messages import render
 from fastndcg.cli.output import summary_rows, write_per_query
 from fastndcg.cli.parser import build_parser
 from fastndcg.cli.sources import check_inputs, compare_sources, score_sources
-from fastndcg.cli.wording import command_wording
 
 __all__ = ["main"]
 
 
-# errors that are the user's to fix: exit status 2, one line (interim: the library's builtin
-# ValueError/TypeError/KeyError until every raise site is structured)
-_USER_ERRORS = (FastNDCGError, OSError, ImportError, ValueError, TypeError, KeyError)
+# errors that are the user's to fix: exit status 2, one line (a missing file or optional
+# package is one too)
+_USER_ERRORS = (FastNDCGError, OSError, ImportError)
 ENV_DEBUG = "FASTNDCG_DEBUG"
 
 
@@ -50,8 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _USER_ERRORS as exc:
         if debug:
             raise
-        message = render(exc) if isinstance(exc, FastNDCGError) else command_wording(render(exc))
-        print(f"fastndcg: error: {message}", file=sys.stderr)
+        print(f"fastndcg: error: {render(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:
         if debug:

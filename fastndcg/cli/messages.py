@@ -15,9 +15,8 @@ import re
 from typing import Any
 
 from fastndcg._core.options import COMMAND_OPTIONS, OPTIONS
-from fastndcg._errors import COMMAND, FastNDCGError
+from fastndcg._errors import COMMAND, FastNDCGError, spell
 
-_REFERENCE = re.compile(r"`([^`]*)`")
 # "or None" of a Python signature: the command's way is to leave the flag out
 _OR_NONE = re.compile(r" ?`or None`")
 _UNPARSED = object()
@@ -25,8 +24,7 @@ _UNPARSED = object()
 
 def command_words(template: str) -> str:
     """A message template with its option references spelled as the command's flags."""
-    template = _OR_NONE.sub("", template)
-    return _REFERENCE.sub(lambda match: _flag_words(match.group(1)), template)
+    return spell(_OR_NONE.sub("", template), _flag_words)
 
 
 def render(error: BaseException) -> str:
@@ -60,8 +58,8 @@ def _flag_words(reference: str) -> str:
     if not equals or not text:
         return flag.name
     value = _literal(text)
-    if value is _UNPARSED:
-        return f"{flag.name} {text}"
+    if value is _UNPARSED or (isinstance(value, tuple) and not text.startswith("(")):
+        return f"{flag.name} {text}"  # words, or digits grouped with commas (1,000,000)
     if value is True and flag.action == "store_true":
         return flag.name
     return f"{flag.name} {_value_words(value, flag.none)}"

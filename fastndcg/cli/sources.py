@@ -8,15 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from fastndcg._compare import ENTRY_POINTS, compare_definitions
 from fastndcg._core.options import COMMAND_OPTIONS, DEFINITION, PARQUET, RUN, RUN_ONLY
-from fastndcg._errors import FastNDCGError, OptionError
+from fastndcg._errors import FastNDCGError, InputError, OptionError
 from fastndcg._io.trec_text import read_once
 from fastndcg._presets import PRESETS
 from fastndcg._result import NDCGResult
 from fastndcg.cli.messages import render
 from fastndcg.cli.parser import flag_words
-from fastndcg.cli.wording import command_wording
 
 RUNS = "TREC runs (--qrels/--run)"
 FILES = "prediction files"
@@ -132,13 +133,19 @@ def naming(source: str, qrels: str | None = None) -> Iterator[None]:
     """
     try:
         yield
-    except (ValueError, TypeError, KeyError) as exc:
-        message = render(exc)
-        if source in message or (qrels is not None and str(Path(qrels)) in message):
+    except FastNDCGError as exc:
+        if _names(render(exc), source, qrels):
             raise
-        if isinstance(exc, FastNDCGError):
-            raise exc.extended(before=f"{source}: ") from exc
-        raise UsageError(f"{source}: {command_wording(message)}") from exc
+        raise exc.extended(before=f"{source}: ") from exc
+    except pa.ArrowException as exc:  # a malformed file, as Arrow reports it
+        if _names(str(exc), source, qrels):
+            raise InputError(str(exc), where=source) from exc
+        raise InputError(f"{source}: {exc}", where=source) from exc
+
+
+def _names(message: str, source: str, qrels: str | None) -> bool:
+    """Whether ``message`` names ``source`` (or the ``qrels`` file) already."""
+    return source in message or (qrels is not None and str(Path(qrels)) in message)
 
 
 def compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str, Any]]:
@@ -235,7 +242,7 @@ def read_delimited(path: Path, delimiter: str) -> Any:
     try:
         table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter))
     except pa.ArrowInvalid as exc:  # Arrow's message does not name the file
-        raise ValueError(f"{path}: {exc}") from exc
+        raise InputError(f"{path}: {exc}", where=str(path)) from exc
     other = "," if delimiter == "\t" else "\t"
     if table.num_columns == 1 and other in table.column_names[0]:
         kind = "tab" if delimiter == "\t" else "comma"

@@ -335,58 +335,115 @@ def test_an_error_in_the_qrels_names_its_file_and_line(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("message", "worded"),
+    ("template", "python", "worded"),
     [
-        ("pass zero_idcg='skip' or k=None", "pass --zero-idcg skip or -k all"),
-        ("judged_only=True; max_docs=5; seed= only", "--judged-only; --max-docs 5; --seed only"),
-        ("pass n_threads=2, group='memory'", "pass --threads 2, --group memory"),
-        # the values listed after a flag, bare names that are not words, and a clause's subject
-        ("pass zero_idcg='skip', 'zero' or 'one' to", "pass --zero-idcg skip, zero or one to"),
         (
+            "pass `zero_idcg='skip'` or `k=None`",
+            "pass zero_idcg='skip' or k=None",
+            "pass --zero-idcg skip or -k all",
+        ),
+        (
+            "`judged_only=True`; `max_docs=5`; `seed=` only",
+            "judged_only=True; max_docs=5; seed= only",
+            "--judged-only; --max-docs 5; --seed only",
+        ),
+        (
+            "pass `n_threads=2`, `group='memory'`",
+            "pass n_threads=2, group='memory'",
+            "pass --threads 2, --group memory",
+        ),
+        # the values listed after a flag, and a reference's subject
+        (
+            "pass `zero_idcg='skip'`, `'zero'` or `'one'` to",
+            "pass zero_idcg='skip', 'zero' or 'one' to",
+            "pass --zero-idcg skip, zero or one to",
+        ),
+        (
+            "x: `batch_rows` must be > 0; pass a smaller `k`",
             "x: batch_rows must be > 0; pass a smaller k",
             "x: --batch-rows must be > 0; pass a smaller -k",
         ),
-        ("seed must be an int or None; got -1", "--seed must be an int; got -1"),
-        ("k must be an int, or None (whole list)", "-k must be an int, or all (whole list)"),
         (
+            "`seed` must be an int `or None`; got -1",
+            "seed must be an int or None; got -1",
+            "--seed must be an int; got -1",
+        ),
+        (
+            "`k` must be an int, or `k=None` (whole list)",
+            "k must be an int, or k=None (whole list)",
+            "-k must be an int, or -k all (whole list)",
+        ),
+        (
+            "`score=None` means ranked rows; pass `n_threads` `or None`",
             "score=None means ranked rows; pass n_threads or None",
-            "--score '' means ranked rows; pass --threads or None",
+            "--score '' means ranked rows; pass --threads",
         ),
         (
-            "preset 'x' orders ties: use fastndcg.ndcg_run",
-            "--preset x orders ties: use fastndcg.ndcg_run",
+            "`preset 'x'` orders ties; `ideal='max'` fills all `k=1,000,000` slots",
+            "preset 'x' orders ties; ideal='max' fills all k=1,000,000 slots",
+            "--preset x orders ties; --ideal max fills all -k 1,000,000 slots",
         ),
-        (
-            "pass ties=, e.g. score a TREC run with fastndcg.ndcg_run",
-            "pass --ties, e.g. score a TREC run with --qrels and --run",
-        ),
-        # the same words in another sense: a column, its role, English, a call, a path
+        ("`k=[1, None]`", "k=[1, None]", "-k 1,all"),
+        # unmarked words stay words: a column, its role, English, a call, a path
         (
             "column 'grade' (grade) has a null; grade, score must be numeric",
             "column 'grade' (grade) has a null; grade, score must be numeric",
-        ),
-        (
-            "the run needs columns qid, score; score is missing",
-            "the run needs columns qid, score; score is missing",
-        ),
-        (
-            "it has columns: seed, ties. give every batch the same qid type",
-            "it has columns: seed, ties. give every batch the same qid type",
+            "column 'grade' (grade) has a null; grade, score must be numeric",
         ),
         (
             "ndcg@k of top-k: result.mean_at(k); /data/max_docs/x",
             "ndcg@k of top-k: result.mean_at(k); /data/max_docs/x",
+            "ndcg@k of top-k: result.mean_at(k); /data/max_docs/x",
         ),
-        # not options of the command, or inside a path or a quoted value: unchanged
-        ("validate='exact', ideal_grades=", "validate='exact', ideal_grades="),
-        ("no such file: /data/k=1/gain=2.parquet", "no such file: /data/k=1/gain=2.parquet"),
-        ("column 'x=k=3' not found", "column 'x=k=3' not found"),
+        ("no such file: /data/k=1/gain=2.parquet", None, None),
+        # options the command does not have read as in Python; a user's backquotes stay
+        (
+            "`validate='exact'`, `ideal_grades=`",
+            "validate='exact', ideal_grades=",
+            "validate='exact', ideal_grades=",
+        ),
+        ("column 'the `Grade`!' not found", None, None),
     ],
 )
-def test_command_wording(message, worded):
-    from fastndcg.cli.wording import command_wording
+def test_command_words(template, python, worded):
+    """Option references in a message template read as keywords in Python and as flags in the
+    command; everything else reads the same in both."""
+    from fastndcg._errors import python_words
+    from fastndcg.cli.messages import command_words
 
-    assert command_wording(message) == worded
+    assert python_words(template) == (python or template)
+    assert command_words(template) == (worded or template)
+
+
+def test_an_unexpected_error_is_a_fault_of_fastndcg(monkeypatch, capsys):
+    """Not the user's bad input: exit 1, says so, and --debug shows the traceback."""
+    from fastndcg import cli as command
+
+    def broken(*args, **kwargs):
+        raise TypeError("an internal slip")
+
+    monkeypatch.setattr(command, "score_sources", broken)
+    argv = ["score", str(PREDICTIONS)]
+    assert command.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastndcg: internal error: TypeError: an internal slip")
+    assert "--debug" in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(TypeError, match="an internal slip"):
+        command.main(["--debug", *argv])
+    monkeypatch.setenv("FASTNDCG_DEBUG", "1")
+    with pytest.raises(TypeError, match="an internal slip"):
+        command.main(argv)
+
+
+def test_interrupt_is_one_line_and_exit_130(monkeypatch, capsys):
+    from fastndcg import cli as command
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "score_sources", interrupted)
+    assert command.main(["score", str(PREDICTIONS)]) == 130
+    assert capsys.readouterr().err == "fastndcg: interrupted\n"
 
 
 def test_hive_partitioned_query_ids_get_advice_the_command_can_follow(tmp_path):

@@ -28,7 +28,6 @@ from fastndcg._errors import (
     OptionError,
     OptionTypeError,
 )
-from fastndcg._io.arrow import MissingColumnError
 from fastndcg.stream import StreamScorer
 
 TABLE = pa.table({"qid": [1, 1, 2], "grade": [2, 0, 1], "score": [0.9, 0.1, 0.5]})
@@ -62,7 +61,7 @@ def same_data(a: FastNDCGError, b: FastNDCGError) -> None:
 def test_a_missing_column_is_a_key_error_with_the_option_and_its_fix():
     exc = raised(fastndcg.ndcg_table, TABLE, grade="label")
     assert isinstance(exc, ColumnNotFoundError) and isinstance(exc, KeyError)
-    assert type(exc) is MissingColumnError
+    assert type(exc) is ColumnNotFoundError
     assert (exc.option, exc.value) == ("grade", "label")
     assert exc.fix == "Pass `grade='<column name>'`" and exc.joiner == ". "
     text = (
@@ -329,7 +328,7 @@ def test_a_spark_worker_error_comes_back_as_its_class():
     exc = fspark._worker_error(RuntimeError(worker))
     assert type(exc) is InputError
     assert str(exc) == f"{error} (row numbers count within one partition)"
-    for kind in (OptionTypeError, ColumnNotFoundError, MissingColumnError, ValueError, KeyError):
+    for kind in (OptionTypeError, ColumnNotFoundError, ColumnNotFoundError, ValueError, KeyError):
         name = (
             kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         )
@@ -385,7 +384,7 @@ def test_errors_round_trip_through_pickle(tmp_path):
         InputTypeError,
         OptionError,
         OptionTypeError,
-        MissingColumnError,  # a ColumnNotFoundError
+        ColumnNotFoundError,  # a ColumnNotFoundError
         BackendUnavailableError,
     }
     for exc in errors:

@@ -1,0 +1,143 @@
+"""Two checkouts of fastndcg against each other, alternated in fresh processes.
+
+    python scripts/bench_ab.py --old ../old-checkout [--new .] [--rounds 5]
+
+Each round runs every case once for the old and once for the new code (in alternating order),
+each in a new Python process that imports fastndcg from its checkout. A case reports the best
+of 5 timings inside its process (compile time kept out by a warm-up call), except the cold
+compile (``fastndcg warmup`` on an empty cache) and the first call of a process, which are one
+timing each. The table gives, per case, the best and the median over the rounds for each side,
+and new/old of the medians. A shared machine is noisy: alternation puts the noise on both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+DATA = """
+import numpy as np, time, fastndcg
+from fastndcg.synthetic import make_synthetic
+data = make_synthetic({queries})
+g, s, o = data.grades, data.scores, data.offsets
+"""
+
+CASES = {
+    "k=10": (DATA, "fastndcg.ndcg(g, s, offsets=o, k=10)"),
+    "k=1,3,5,10,20,100": (DATA, "fastndcg.ndcg(g, s, offsets=o, k=[1, 3, 5, 10, 20, 100])"),
+    "k=None": (DATA, "fastndcg.ndcg(g, s, offsets=o, k=None)"),
+    "Scorer(k=10) per call, 100 documents": (
+        """
+import numpy as np, time, fastndcg
+rng = np.random.default_rng(0)
+g, s = rng.integers(0, 5, 100), rng.random(100)
+score = fastndcg.Scorer(k=10)
+""",
+        "[score(g, s) for _ in range(10_000)]",
+    ),
+}
+TIMED = """
+{setup}
+{call}
+best = float("inf")
+for _ in range(5):
+    start = time.perf_counter()
+    {call}
+    best = min(best, time.perf_counter() - start)
+print(best * {scale})
+"""
+FIRST_CALL = """
+import time
+start = time.perf_counter()
+import numpy as np, fastndcg
+fastndcg.ndcg(np.array([3, 2, 0]), np.array([0.3, 0.2, 0.1]), k=2)
+print(time.perf_counter() - start)
+"""
+
+
+def run(root: Path, code: str, env: dict[str, str] | None = None) -> float:
+    """The last line a fresh process importing fastndcg from ``root`` prints, as a float."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def cold_compile(root: Path) -> float:
+    """Seconds of ``fastndcg warmup`` on an empty compile cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        code = "import time, fastndcg; start = time.perf_counter(); fastndcg.warmup(); "
+        code += "print(time.perf_counter() - start)"
+        return run(root, code, {"NUMBA_CACHE_DIR": cache})
+
+
+def measure(root: Path, case: str, queries: int) -> float:
+    if case == "cold compile (warmup, empty cache)":
+        return cold_compile(root)
+    if case == "first call, warm cache (import included)":
+        run(root, FIRST_CALL)  # the cache of this checkout is warm after this
+        return run(root, FIRST_CALL)
+    setup, call = CASES[case]
+    scale = 1e6 / 10_000 if case.startswith("Scorer") else 1e3  # us per call, or ms
+    code = TIMED.format(setup=setup.format(queries=queries), call=call, scale=scale)
+    return run(root, code)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", type=Path, required=True, help="the checkout to compare with")
+    parser.add_argument("--new", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=1_000_000)
+    parser.add_argument("--json", type=Path, help="also write the timings here")
+    args = parser.parse_args()
+    cases = [
+        *CASES,
+        "first call, warm cache (import included)",
+        "cold compile (warmup, empty cache)",
+    ]
+    times: dict[str, dict[str, list[float]]] = {c: {"old": [], "new": []} for c in cases}
+    for round_ in range(args.rounds):
+        for case in cases:
+            sides = ("old", "new") if round_ % 2 == 0 else ("new", "old")
+            for side in sides:
+                root = args.old if side == "old" else args.new
+                times[case][side].append(measure(root.resolve(), case, args.queries))
+        print(f"round {round_ + 1} of {args.rounds} done", file=sys.stderr)
+    units = {c: ("us" if c.startswith("Scorer") else "ms") for c in CASES}
+    print(f"## {args.old} (old) against {args.new} (new)\n")
+    print(f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"- Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
+    print(f"- Command: python scripts/bench_ab.py --old {args.old} --rounds {args.rounds}")
+    print(
+        f"- Data: make_synthetic({args.queries:,}); best of 5 per process, {args.rounds} rounds\n"
+    )
+    print("| case | old best | old median | new best | new median | new/old (medians) |")
+    print("|---|--:|--:|--:|--:|--:|")
+    for case in cases:
+        unit = units.get(case, "s")
+        old, new = times[case]["old"], times[case]["new"]
+        ratio = statistics.median(new) / statistics.median(old)
+        cells = [
+            f"{f(values):.4g} {unit}" for values in (old, new) for f in (min, statistics.median)
+        ]
+        print(f"| {case} | " + " | ".join(cells) + f" | {ratio:.3f} |")
+    if args.json:
+        args.json.write_text(json.dumps(times, indent=2))
+
+
+if __name__ == "__main__":
+    main()

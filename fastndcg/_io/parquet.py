@@ -7,7 +7,6 @@ in a background thread a bounded number ahead, and a progress bar.
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import sys
 import threading
@@ -27,7 +26,7 @@ if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid o
 LARGEST_BATCH = (1 << 31) - 1  # Arrow's batch size is an int32
 
 
-_PREFETCH = 2  # decoded batches waiting while the current one is scored
+_PREFETCH = 2  # batches decoded (or being decoded) while the current one is scored
 
 
 def open_dataset(source: Any) -> ds.Dataset:
@@ -183,44 +182,137 @@ def describe(source: Any) -> str:
 def iter_batches(
     dataset: ds.Dataset, columns: list[str], batch_rows: int
 ) -> Iterator[pa.RecordBatch]:
-    """Record batches of ``columns``, fragment by fragment, in order."""
+    """Record batches of ``columns``, fragment by fragment, in order.
+
+    Parquet files are read by ``pyarrow.parquet``'s reader: the fragment's row groups in order,
+    ``batch_rows`` rows at a time, each column read from the file in pieces of 1 MiB
+    (``_READ_BUFFER``), so that a row group far larger than a batch (Spark writes 128 MB ones)
+    is not held whole. Nothing is decoded before it is asked for: :func:`prefetch` keeps a
+    fixed number of batches ahead. The dataset scanner (``Fragment.to_batches``), which other
+    formats still go through, read up to about 1 GB ahead of a consumer slower than decoding,
+    whatever its read-ahead options. Each file's batches have the types of its own schema
+    (its physical schema, as the scanner gives them), read with the dataset's Parquet options.
+    """
     import pyarrow.dataset as ds
 
+    file_format = getattr(dataset, "format", None)
+    parquet = isinstance(file_format, ds.ParquetFileFormat)
     # no pre-buffering: it would hold whole row groups (and more) in memory ahead of decoding
-    parquet = isinstance(getattr(dataset, "format", None), ds.ParquetFileFormat)
     options = ds.ParquetFragmentScanOptions(pre_buffer=False) if parquet else None
     for fragment in dataset.get_fragments():
-        yield from fragment.to_batches(
-            columns=columns,
-            batch_size=batch_rows,
-            batch_readahead=1,
-            fragment_readahead=0,
-            fragment_scan_options=options,
-        )
+        if not (parquet and _own_reader(fragment, file_format)):
+            yield from fragment.to_batches(
+                columns=columns,
+                batch_size=batch_rows,
+                batch_readahead=1,
+                fragment_readahead=0,
+                fragment_scan_options=options,
+            )
+            continue
+        row_groups = [group.id for group in fragment.row_groups]
+        with fragment.open() as source:
+            reader = _parquet_file(source, file_format)
+            empty = True
+            if row_groups:
+                for batch in reader.iter_batches(
+                    batch_size=batch_rows, row_groups=row_groups, columns=columns
+                ):
+                    empty = False
+                    yield batch
+            if empty:  # as the scanner gives a file without rows: one batch of its types
+                schema = reader.schema_arrow
+                fields = [schema.field(name) for name in columns]
+                yield pa.RecordBatch.from_pylist([], pa.schema(fields, schema.metadata))
+
+
+_READ_BUFFER = 1 << 20  # bytes of a column read from a Parquet file at a time
+
+
+def _own_reader(fragment: Any, file_format: Any) -> bool:
+    """Whether :func:`iter_batches` reads ``fragment`` with ``pyarrow.parquet``'s reader.
+
+    Not when the format's options cannot be passed on to it (a decryption configuration of
+    the dataset API): that fragment is scanned as before.
+    """
+    import pyarrow.dataset as ds
+
+    scan = file_format.default_fragment_scan_options
+    decryption = getattr(scan, "parquet_decryption_config", None)
+    return isinstance(fragment, ds.ParquetFileFragment) and decryption is None
+
+
+# the dataset format's options that ParquetFile takes too, by where they are kept; which exist
+# depends on the pyarrow version
+_READ_OPTIONS = ("binary_type", "list_type", "coerce_int96_timestamp_unit")
+
+
+_SCAN_OPTIONS = (
+    "decryption_properties",
+    "thrift_string_size_limit",
+    "thrift_container_size_limit",
+    "schema_depth_limit",
+    "page_checksum_verification",
+    "arrow_extensions_enabled",
+)
+
+
+def _parquet_file(source: pa.NativeFile, file_format: Any) -> Any:
+    """A ``pyarrow.parquet.ParquetFile`` over ``source`` with the dataset format's options.
+
+    Its types are then those of the fragment's physical schema, which the scanner gave.
+    """
+    import inspect
+
+    import pyarrow.parquet as pq
+
+    read = file_format.read_options
+    scan = file_format.default_fragment_scan_options
+    takes = inspect.signature(pq.ParquetFile).parameters
+    options = {
+        name: getattr(kept, name)
+        for names, kept in ((_READ_OPTIONS, read), (_SCAN_OPTIONS, scan))
+        for name in names
+        if name in takes and hasattr(kept, name)
+    }
+    return pq.ParquetFile(
+        source,
+        buffer_size=_READ_BUFFER,  # a buffered stream: pages are read as they are decoded
+        pre_buffer=False,
+        read_dictionary=sorted(read.dictionary_columns) or None,
+        **options,
+    )
 
 
 def prefetch(batches: Iterator[pa.RecordBatch], depth: int = _PREFETCH) -> Iterator[pa.RecordBatch]:
-    """Decode ``batches`` in a background thread, ``depth`` batches ahead of the consumer."""
-    slots: queue.Queue = queue.Queue(maxsize=depth)
+    """Decode ``batches`` in a background thread, at most ``depth`` batches ahead of the consumer.
+
+    A batch is ahead from the moment the reader starts decoding it until the consumer takes
+    it: the reader waits for room before it decodes the next one, so that besides the batch
+    being scored at most ``depth`` batches are decoded or being decoded (a queue of ``depth``
+    let the reader hold one more, decoded, while it waited for a free slot).
+    """
+    slots: queue.SimpleQueue = queue.SimpleQueue()  # bounded by ``room``
+    room = threading.Semaphore(depth)
     stop = threading.Event()
     done = object()
 
-    def offer(item: Any) -> bool:
-        """Put ``item`` in a slot unless the consumer has stopped; whether it went in."""
+    def wait_for_room() -> bool:
+        """Wait for room for one more batch unless the consumer has stopped; whether it came."""
         while not stop.is_set():
-            with contextlib.suppress(queue.Full):
-                slots.put(item, timeout=0.1)
+            if room.acquire(timeout=0.1):
                 return True
         return False
 
     def produce() -> None:
         try:
-            for batch in batches:
-                if not offer(batch):
+            iterator = iter(batches)
+            while wait_for_room():
+                item = next(iterator, done)
+                slots.put(item)
+                if item is done:
                     return
-            offer(done)
         except BaseException as exc:  # handed to the consumer, which re-raises it
-            offer(exc)
+            slots.put(exc)
 
     worker = threading.Thread(target=produce, name="fastndcg-reader", daemon=True)
     worker.start()
@@ -231,6 +323,7 @@ def prefetch(batches: Iterator[pa.RecordBatch], depth: int = _PREFETCH) -> Itera
                 return
             if isinstance(item, BaseException):
                 raise item
+            room.release()
             yield item
     finally:
         stop.set()

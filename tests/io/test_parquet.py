@@ -416,3 +416,76 @@ def test_an_error_late_in_the_stream_stops_the_reader_at_once():
     batches.close()  # as when scoring a batch raises
     assert time.perf_counter() - started < 1.0
     assert not any(t.name == "fastndcg-reader" for t in threading.enumerate())
+
+
+def test_prefetch_decodes_at_most_depth_batches_ahead():
+    """The reader starts decoding a batch only when there is room for it: besides the batch the
+    consumer holds, at most ``depth`` are decoded or being decoded (the queue of ``depth``
+    slots let the reader decode one more and hold it while it waited)."""
+    import threading
+    import time
+
+    from fastndcg._io.parquet import prefetch
+
+    started, taken, ahead = [0], [0], []
+    lock = threading.Lock()
+
+    def batches():
+        for i in range(40):
+            with lock:
+                started[0] += 1
+                ahead.append(started[0] - taken[0])
+            yield i
+
+    for item in prefetch(batches(), depth=2):
+        time.sleep(0.01)  # a slow consumer: the reader runs as far ahead as it may
+        with lock:
+            taken[0] += 1
+        assert item == taken[0] - 1
+    assert taken[0] == 40
+    # started but not yet scored: the one being scored and 2 more (the queue made it 3 more)
+    assert max(ahead) == 3, ahead
+
+
+@pytest.mark.parametrize("row_group", [1 << 16, 4_000_000], ids=["64k-groups", "one-group"])
+def test_streaming_decodes_a_bounded_number_of_batches_ahead(tmp_path, row_group):
+    """Arrow's memory when each batch reaches the scorer, with a consumer slower than decoding:
+    a few batches and the reader's buffers, whether the row groups are smaller or far larger
+    than a batch. The dataset scanner held 49-54 (small groups) and 64-94 (one group) batches'
+    worth then, read ahead of the consumer; this reader holds about 5 and 12."""
+    import time
+
+    from fastndcg import stream
+
+    rows, batch_rows = 4_000_000, 1 << 16
+    rng = np.random.default_rng(5)
+    path = tmp_path / "ahead.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "qid": np.repeat(np.arange(rows // 100, dtype=np.int64), 100),
+                "grade": rng.integers(0, 5, rows).astype(np.int8),
+                "score": rng.random(rows, dtype=np.float32),
+            }
+        ),
+        path,
+        row_group_size=row_group,
+    )
+    expected = fastndcg.ndcg_parquet(path, batch_rows=batch_rows, k=10)  # warm, and the values
+    before = pa.total_allocated_bytes()
+    held = []
+    feed = stream.StreamScorer.feed
+
+    def slow_feed(self, batch):
+        held.append(pa.total_allocated_bytes() - before)
+        time.sleep(0.005)
+        return feed(self, batch)
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(stream.StreamScorer, "feed", slow_feed)
+        got = fastndcg.ndcg_parquet(path, batch_rows=batch_rows, k=10)
+    np.testing.assert_array_equal(got.per_query, expected.per_query)
+    assert len(held) >= rows // batch_rows
+    batch_bytes = batch_rows * 13  # int64 ids, int8 grades, float32 scores
+    # 8 batches, and 8 MiB for the reader's buffers (1 MiB per column read) and pages
+    assert max(held) < 8 * batch_bytes + (8 << 20), (max(held) / batch_bytes, held[:8])

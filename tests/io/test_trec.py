@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
 import re
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pyarrow as pa
@@ -756,3 +760,200 @@ def test_compare_definitions_on_files_names_their_lines(tmp_path):
     run.write_text("a Q0 d1 1 0.5 x\n\na Q0 d1 2 0.3 x\n")
     with pytest.raises(ValueError, match=re.escape(f"(again at line 3 of {run})")):
         fastndcg.compare_definitions(qrels, run, using="ndcg_run", definitions=["trec_eval"])
+
+
+def test_messages_quote_at_most_200_characters_of_a_line(tmp_path):
+    """A malformed line or value of any length is quoted in part: its first 200 characters and
+    its length, not the whole of it (a 100 MB line made a 105 MB message)."""
+    qrels = tmp_path / "wide.qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 1 " + "x " * 50_000 + "\n")
+    with pytest.raises(ValueError) as caught:
+        read_qrels(qrels)
+    message = str(caught.value)
+    assert len(message) < 600, len(message)
+    quoted = "'q1 0 d2 1 " + "x " * 95 + "'"  # its first 200 characters
+    assert message.endswith(
+        "line 2: a TREC qrels line has 4 fields (qid iteration docid grade); found 50004: "
+        f"{quoted} (its first 200 characters: the line has 100,010 bytes)"
+    )
+    run = tmp_path / "long_score.run"
+    run.write_text("q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 " + "9" * 50_000 + "x t\n")
+    with pytest.raises(ValueError) as caught:
+        read_run(run)
+    message = str(caught.value)
+    assert len(message) < 600, len(message)
+    assert message.endswith(
+        f"line 3: the score field must be a number; found '{'9' * 200}' "
+        "(its first 200 characters: the field has 50,001 bytes)"
+    )
+
+
+def test_a_kept_field_longer_than_16_mib_is_refused(tmp_path):
+    """Document ids of megabytes are read; a query id, document id or value longer than 16 MiB
+    is an error naming the file, the line and the limit. Fields that are not kept (a run's tag,
+    its text after the tag) are skipped whatever their length."""
+    document = "d" * 10_000_000
+    run = tmp_path / "big_ids.run"
+    run.write_text(f"q1 Q0 d1 1 0.5 t\nq1 Q0 {document} 2 0.4 t\nq1 Q0 d3 3 0.3 t\n")
+    assert read_run(run).column("docid").to_pylist() == ["d1", document, "d3"]
+    qrels = tmp_path / "big_ids.qrels"
+    qrels.write_text(f"q1 0 {document} 1\n")
+    assert read_qrels(qrels).column("docid").to_pylist() == [document]
+    tag = "t" * (17 << 20)
+    run.write_text(f"q1 Q0 d1 1 0.5 {tag}\nq1 Q0 d2 2 0.4 t {tag}\n")
+    assert read_run(run).column("docid").to_pylist() == ["d1", "d2"]
+    document = "d" * ((16 << 20) + 1)
+    run.write_text(f"q1 Q0 d1 1 0.5 t\n# a comment\nq1 Q0 {document} 2 0.4 t\n")
+    with pytest.raises(ValueError) as caught:
+        read_run(run)
+    assert str(caught.value) == (
+        f"{run}, line 3: the docid field is longer than 16,777,216 bytes (16 MiB), the longest "
+        f"field read from a TREC file (ids and numbers); it starts '{'d' * 200}'"
+    )
+    qrels.write_text(f"q1 0 d1 1\r\n{document}\n")
+    with pytest.raises(ValueError, match=r"qrels, line 2: the qid field is longer than 16,777,"):
+        read_qrels(qrels)
+    from fastndcg._io import trec_text as trec
+
+    assert trec._FIELD_BYTES == 16 << 20  # as documented
+
+
+HUGE_LINE_CHILD = textwrap.dedent(
+    """
+    import json, resource, sys
+    from fastndcg._io import trec_text as trec
+
+    def status(name):
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) << 10 for l in f if l.startswith(name + ":"))
+
+    kind, path, warm = sys.argv[1:]
+    read = trec.read_run if kind == "run" else trec.read_qrels
+    for text in ("q1 Q0 d1 1 0.5 t", "# both readers\\nq1 Q0 d1 1 0.5 t"):
+        with open(warm, "w") as f:
+            f.write(text + "\\n")
+        trec.read_run(warm)  # imports, Arrow's CSV reader, the check of regular files
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # the peak (VmHWM) starts again from here: a compile's peak is past
+    before = status("VmRSS")
+    resource.setrlimit(resource.RLIMIT_AS, (status("VmSize") + (3 << 30), resource.RLIM_INFINITY))
+    try:
+        outcome = f"{read(path).num_rows} rows"
+    except (ValueError, MemoryError) as exc:
+        outcome = f"{type(exc).__name__} ({len(str(exc))} characters): {str(exc)[:300]}"
+    print(json.dumps({"growth": status("VmHWM") - before, "outcome": outcome}))
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_huge_lines_are_read_in_bounded_memory(tmp_path):
+    """A 100 MB line without spaces and a 300 MB line of repeated fields are read in a few
+    blocks of memory: the first is refused (its query id is over the 16 MiB limit), the second
+    is a run line with text after its tag (ignored) or a qrels line of 95 million fields (an
+    error, counted without splitting). The fast reader's first try (the files start with
+    regular lines) fails on them without holding them. Before, such lines took 0.6 GiB, 2 GiB
+    and more than 3 GiB (a MemoryError under the limit set here)."""
+    nospace = tmp_path / "nospace.txt"
+    with nospace.open("wb") as f:
+        f.write(b"q1 0 d1 1\n")
+        for _ in range(100):
+            f.write(b"x" * 1_000_000)
+        f.write(b"\nq1 0 d2 1\n")
+    fields = tmp_path / "fields.txt"
+    with fields.open("wb") as f:
+        unit = b"q1 Q0 d1 1 0.5 tag "  # 19 bytes
+        for _ in range(300):
+            f.write(unit * 52_632)  # 1 MB
+        f.write(b"\nq1 Q0 d2 2 0.4 t\n")
+    outcomes, growths = {}, {}
+    for kind, path in (("qrels", nospace), ("run", fields), ("qrels", fields)):
+        child = subprocess.run(
+            [sys.executable, "-c", HUGE_LINE_CHILD, kind, str(path), str(tmp_path / "warm")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        measured = json.loads(child.stdout)
+        outcomes[kind, path.stem] = measured["outcome"]
+        growths[kind, path.stem] = measured["growth"]
+    nospace.unlink()
+    fields.unlink()
+    assert re.match(
+        r"InputError \(\d{3} characters\): .*nospace.txt, line 2: the qid field is longer than "
+        r"16,777,216 bytes \(16 MiB\)",
+        outcomes["qrels", "nospace"],
+    ), outcomes
+    assert outcomes["run", "fields"] == "2 rows", outcomes
+    assert re.match(
+        r"InputError \(\d{3} characters\): .*fields.txt, line 1: a TREC qrels line has 4 fields "
+        r"\(qid iteration docid grade\); found 94737600: 'q1 Q0 d1 1 0.5 tag q1 Q0",
+        outcomes["qrels", "fields"],
+    ), outcomes
+    # a few blocks (1 MiB) and the 16 MiB of the longest field, with the Arrow reader's try
+    assert max(growths.values()) < 96 << 20, growths
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 16])
+def test_lines_across_the_reader_blocks(tmp_path, monkeypatch, block):
+    """The line reader reads the file in blocks (tiny ones here, so that every kind of line end,
+    comment, byte order mark and multi-byte character falls across their bounds, and lines are
+    longer than a block): it reads what it reads with the usual 1 MiB blocks, and names the
+    same lines in errors."""
+    from fastndcg._io import trec_text as trec
+
+    text = (
+        "\ufeff# a run\r\n"
+        "q1\tQ0 d\u00e91  1 0.5 t\r"
+        "\r\n"
+        "  # indented comment\n"
+        "q1 Q0 d\u20ac2 2 0.25 t and more\r\n"
+        "\t\r"
+        "q\U0001f600 Q0  d3 3   -1e3 tag\n"
+        "q2 Q0 d4 4 0.125"
+        " t\r\r\n\n"
+        "q2 Q0 d5 5 7 " + "x" * 40 + "\r\n"
+        "q2 Q0 d6 6 8 t"  # no line end at the end of the file
+    )
+    run = tmp_path / "run"
+    run.write_bytes(text.encode())
+    expected = list(trec._records(run, "run", trec.RUN_COLUMNS, [0, 2, 4]))
+    assert [number for number, _ in expected] == [2, 5, 7, 8, 11, 12]
+    assert expected[0][1] == ["q1", "d\u00e91", "0.5"]
+    assert expected[2][1] == ["q\U0001f600", "d3", "-1e3"]
+    monkeypatch.setattr(trec, "_LINE_BLOCK_BYTES", block)
+    assert list(trec._records(run, "run", trec.RUN_COLUMNS, [0, 2, 4])) == expected
+    table = read_run(run)
+    assert table.column("docid").to_pylist() == ["d\u00e91", "d\u20ac2", "d3", "d4", "d5", "d6"]
+    assert table.column("score").to_pylist() == [0.5, 0.25, -1000.0, 0.125, 7.0, 8.0]
+
+    bad = text.encode().replace("d\u20ac2".encode(), b"d\xe2\x82")  # a cut character, line 5
+    run.write_bytes(bad)
+    with pytest.raises(
+        ValueError, match=r"run, line 5: not UTF-8 text \(unexpected end of data: byte b'\\xe2'\)"
+    ):
+        read_run(run)
+    run.write_bytes(text.encode().replace(b"-1e3", b"high"))
+    with pytest.raises(ValueError, match=r"run, line 7: the score field must be a number"):
+        read_run(run)
+    run.write_bytes(text.encode().replace(b"d4 4", b"d4"))
+    with pytest.raises(
+        ValueError,
+        match=r"run, line 8: a TREC run line has 6 fields .*; found 5: 'q2 Q0 d4 0.125 t'",
+    ):
+        read_run(run)
+    qrels = tmp_path / "qrels"
+    qrels.write_bytes(
+        b"\xef\xbb\xbfq1 0 d1 1\rq1 0 d2 2\r\n\r\n# c\rq1 0 d3 3 " + b"x " * 30 + b"\n"
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"qrels, line 5: a TREC qrels line has 4 fields .*; found 34: 'q1 0 d3 3 x",
+    ):
+        read_qrels(qrels)
+    qrels.write_bytes(b"\xef\xbb\xbfq1 0 d1 1\rq1 0 d2 2\r\n\r\n# c\rq1 0 d3 3")
+    assert read_qrels(qrels).column("grade").to_pylist() == [1.0, 2.0, 3.0]
+    monkeypatch.setattr(trec, "_FIELD_BYTES", 8)
+    qrels.write_bytes(b"#\nq1 0 d1 1\r\nq1 0 d2345678 2\nq1 0 d23456789 3\n")  # line by line
+    with pytest.raises(ValueError, match=r"qrels, line 4: the docid field is longer than 8 bytes"):
+        read_qrels(qrels)

@@ -122,17 +122,19 @@ class FastNDCGError(ValueError):
     def __str__(self) -> str:
         return self.render()
 
-    def extended(self, more: str = "", *, before: str = "") -> FastNDCGError:
+    def extended(
+        self, more: str = "", *, before: str = "", where: str | None = None
+    ) -> FastNDCGError:
         """A copy of this error whose message starts with ``before`` and ends with ``more``.
 
-        The copy has the same class and data; the original becomes its ``__cause__`` when it
-        is raised ``from`` it.
+        The copy has the same class and data (``where`` replaced when given); the original
+        becomes its ``__cause__`` when it is raised ``from`` it.
         """
         copy = type(self)(
             before + self.message + more,
             option=self.option,
             value=self.value,
-            where=self.where,
+            where=self.where if where is None else where,
             fix=self.fix,
             joiner=self.joiner,
         )

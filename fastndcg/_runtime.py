@@ -7,6 +7,7 @@ import platform
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -86,31 +87,49 @@ def warmup() -> float:
 def _compile_scoring_aside() -> subprocess.Popen | None:
     """Start a process that compiles the scoring kernel into the cache; None where none can.
 
-    A frozen application's executable is not a Python interpreter: no helper there.
+    The helper runs isolated (``python -I``: no current directory, no ``PYTHON*`` variables
+    on its path) with this process's own import path, so a ``numpy.py`` in the current
+    directory cannot run in it. A frozen application's executable is not a Python
+    interpreter: no helper there.
     """
     if getattr(sys, "frozen", False) or not sys.executable:
         return None
     package_parent = str(Path(__file__).resolve().parent.parent)
-    path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+    cwd = os.getcwd()
+    path = [package_parent] + [
+        p for p in sys.path if p and os.path.isabs(p) and p not in (cwd, package_parent)
+    ]
+    code = f"import sys; sys.path[:] = {path!r}; {_COMPILE_SCORING}"
     try:
         return subprocess.Popen(
-            [sys.executable, "-c", _COMPILE_SCORING],
-            env=dict(os.environ, PYTHONPATH=path),
+            [sys.executable, "-I", "-c", code],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
     except OSError:
         return None
 
 
 def _wait_or_stop(helper: subprocess.Popen) -> None:
-    """Wait for the helper; stop it if it takes far longer than a compile can."""
+    """Wait for the helper; stop it if it takes far longer than a compile can.
+
+    A helper that failed is reported in a warning: the kernel is then compiled here.
+    """
     try:
-        helper.wait(timeout=_HELPER_TIMEOUT_S)
+        _, err = helper.communicate(timeout=_HELPER_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         helper.kill()
-        helper.wait()
+        helper.communicate()
+        return
+    if helper.returncode:
+        last = err.decode(errors="replace").strip().splitlines()[-1:] if err else []
+        warnings.warn(
+            f"fastndcg: the process compiling the scoring kernel aside failed (exit status "
+            f"{helper.returncode}{': ' + last[0] if last else ''}); compiling it here instead",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _compile_checks(backend: Backend, rows: int) -> None:
@@ -133,11 +152,17 @@ def _compile_checks(backend: Backend, rows: int) -> None:
 
 
 def cache_dir() -> str:
-    """Where Numba keeps compiled kernels (``NUMBA_CACHE_DIR`` or beside the package)."""
+    """Where Numba keeps the compiled kernels: the directory this process really uses.
+
+    Without numba: ``NUMBA_CACHE_DIR`` if set, else beside the package (where Numba would).
+    """
+    backend = get_backend("numba")
+    if backend is not None:
+        return backend.cache_dir()
     configured = os.environ.get("NUMBA_CACHE_DIR")
     if configured:
         return configured
-    return str(Path(__file__).resolve().parent / "__pycache__")
+    return str(Path(__file__).resolve().parent / "_backends" / "numba" / "__pycache__")
 
 
 def info() -> dict[str, Any]:

@@ -17,7 +17,7 @@ import numpy as np
 from fastndcg._core.coerce import checked_stats
 from fastndcg._core.definition import Definition
 from fastndcg._core.options import RUN, data_options, parse, split_options
-from fastndcg._errors import InputError
+from fastndcg._errors import InputError, OptionError
 from fastndcg._io.trec_join import (
     RunCodes,
     check_max_docs,
@@ -163,7 +163,17 @@ def ndcg_run(
                 judgments_table, judged_grades, absent if missing == "zero" else None
             )
             ideal = {"ideal_grades": ideal_grades, "ideal_offsets": ideal_offsets}
-        dcg, idcg = definition.score(layout, tie_key=tie_key, **ideal)
+        try:
+            dcg, idcg = definition.score(layout, tie_key=tie_key, **ideal)
+        except OptionError as exc:
+            if exc.option != "gain" or not judged_grades.size:
+                raise
+            # gains too large for float64 sums: every grade comes from the judgments
+            row = int(np.argmax(np.abs(judged_grades)))
+            place = qrels_row(row)
+            raise exc.extended(
+                f" (the largest grade, {judged_grades[row]:g}, is on {place})", where=place
+            ) from exc
     query_ids = layout.query_ids
     reported = codes.reported(len(query_ids))
     if reported is not None:  # the run's queries without judgments are scored, not reported

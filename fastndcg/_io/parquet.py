@@ -7,6 +7,7 @@ in a background thread a bounded number ahead, and a progress bar.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import sys
 import threading
@@ -157,7 +158,10 @@ def read_whole(dataset: ds.Dataset, columns: list[str]) -> pa.Table:
     """
     if _partition_keys(dataset) & set(columns):
         return dataset.to_table(columns=columns)
-    pieces = [fragment.to_table(columns=columns) for fragment in dataset.get_fragments()]
+    pieces = []
+    for fragment in dataset.get_fragments():
+        with _naming_the_file(fragment):
+            pieces.append(fragment.to_table(columns=columns))
     if not pieces:
         return dataset.to_table(columns=columns)
     return pa.concat_tables(pieces, promote_options="permissive")
@@ -200,29 +204,44 @@ def iter_batches(
     # no pre-buffering: it would hold whole row groups (and more) in memory ahead of decoding
     options = ds.ParquetFragmentScanOptions(pre_buffer=False) if parquet else None
     for fragment in dataset.get_fragments():
-        if not (parquet and _own_reader(fragment, file_format)):
-            yield from fragment.to_batches(
-                columns=columns,
-                batch_size=batch_rows,
-                batch_readahead=1,
-                fragment_readahead=0,
-                fragment_scan_options=options,
-            )
-            continue
-        row_groups = [group.id for group in fragment.row_groups]
-        with fragment.open() as source:
-            reader = _parquet_file(source, file_format)
-            empty = True
-            if row_groups:
-                for batch in reader.iter_batches(
-                    batch_size=batch_rows, row_groups=row_groups, columns=columns
-                ):
-                    empty = False
-                    yield batch
-            if empty:  # as the scanner gives a file without rows: one batch of its types
-                schema = reader.schema_arrow
-                fields = [schema.field(name) for name in columns]
-                yield pa.RecordBatch.from_pylist([], pa.schema(fields, schema.metadata))
+        with _naming_the_file(fragment):
+            if not (parquet and _own_reader(fragment, file_format)):
+                yield from fragment.to_batches(
+                    columns=columns,
+                    batch_size=batch_rows,
+                    batch_readahead=1,
+                    fragment_readahead=0,
+                    fragment_scan_options=options,
+                )
+                continue
+            row_groups = [group.id for group in fragment.row_groups]
+            with fragment.open() as source:
+                reader = _parquet_file(source, file_format)
+                empty = True
+                if row_groups:
+                    for batch in reader.iter_batches(
+                        batch_size=batch_rows, row_groups=row_groups, columns=columns
+                    ):
+                        empty = False
+                        yield batch
+                if empty:  # as the scanner gives a file without rows: one batch of its types
+                    schema = reader.schema_arrow
+                    fields = [schema.field(name) for name in columns]
+                    yield pa.RecordBatch.from_pylist([], pa.schema(fields, schema.metadata))
+
+
+@contextlib.contextmanager
+def _naming_the_file(fragment: Any) -> Iterator[None]:
+    """A file that cannot be read (corrupt pages, a truncated file) is named in the error."""
+    try:
+        yield
+    except (OSError, pa.ArrowException) as exc:
+        path = getattr(fragment, "path", "a file of the dataset")
+        raise InputError(
+            f"{path}: {exc}".rstrip("."),
+            where=path,
+            fix="the file cannot be read as Parquet: write it again, or leave it out",
+        ) from exc
 
 
 _READ_BUFFER = 1 << 20  # bytes of a column read from a Parquet file at a time

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from fastndcg._errors import FastNDCGError
@@ -37,7 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = args.debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
     try:
-        return _run(args, argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line
+            return _run(args, argv)
     except KeyboardInterrupt:
         if debug:
             raise
@@ -61,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _one_line(message: Warning | str, *args: object, **kwargs: object) -> None:
+    """A warning as the command shows it: one line on stderr."""
+    text = str(message).removeprefix("fastndcg: ")
+    print(f"fastndcg: warning: {text}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:

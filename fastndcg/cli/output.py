@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +72,22 @@ def write_per_query(path: str, results: list[tuple[str, NDCGResult]]) -> None:
         )
         for (source, _), table, column in zip(results, tables, ids, strict=True)
     )
-    if suffix == ".parquet":
-        pq.write_table(combined, target)
-    else:
-        pacsv.write_csv(combined, target)
+    write = pq.write_table if suffix == ".parquet" else pacsv.write_csv
+    _write_whole(target, lambda partial: write(combined, partial))
+
+
+def _write_whole(target: Path, write: Callable[[Path], None]) -> None:
+    """``write`` a file to a temporary name beside ``target``, then rename it to ``target``.
+
+    A write that fails (a full disk, an interrupt) leaves neither ``target`` nor a partial
+    file behind; ``target`` is replaced only by a complete file.
+    """
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    os.close(handle)
+    partial = Path(name)
+    try:
+        write(partial)
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

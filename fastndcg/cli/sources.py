@@ -65,6 +65,21 @@ def check_inputs(args: argparse.Namespace, given: set[str]) -> None:
     repeated = [source for i, source in enumerate(sources) if source in sources[:i]]
     if repeated:
         raise UsageError(f"{repeated[0]} is given twice; give each input once")
+    if args.per_query:
+        _check_output(Path(args.per_query), [*sources, *([args.qrels] if args.qrels else [])])
+
+
+def _check_output(target: Path, inputs: list[str]) -> None:
+    """Refuse a --per-query file that is one of the inputs, or inside an input directory."""
+    written = target.resolve()
+    for source in inputs:
+        read = Path(source).resolve()
+        if written == read or (read.is_dir() and read in written.parents):
+            where = "is" if written == read else "is inside"
+            raise UsageError(
+                f"--per-query {target} {where} the input {source}, which writing it would "
+                "overwrite or change; write the per-query values to another path"
+            )
 
 
 def call_options(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str, Any]:

@@ -140,3 +140,45 @@ def test_a_stuck_helper_is_stopped(monkeypatch):
     _runtime._wait_or_stop(helper)
     assert helper.returncode is not None
     assert time.perf_counter() - start < 30
+
+
+def test_the_compile_helper_ignores_the_current_directory(tmp_path):
+    """A numpy.py in the current directory does not run in the helper that compiles the scoring
+    kernel (it ran there before: the helper was a plain ``python -c``), and warmup succeeds."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "fastndcg"
+    if not script.exists():
+        pytest.skip("the fastndcg command is not installed beside this Python")
+    marker = tmp_path / "ran"
+    (tmp_path / "numpy.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(7)\n")
+    cache = tmp_path / "cache"
+    run = subprocess.run(
+        [str(script), "warmup"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)),
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "kernels ready" in run.stdout
+    assert not marker.exists()
+    assert "failed" not in run.stderr  # the helper compiled the scoring kernel
+
+
+def test_a_failing_helper_is_reported_and_the_kernel_compiled_here(monkeypatch):
+    import subprocess
+    import sys
+
+    from fastndcg import _runtime
+
+    helper = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.exit('no compiler here')"],
+        stderr=subprocess.PIPE,
+    )
+    with pytest.warns(RuntimeWarning, match=r"exit status 1: no compiler here\); compiling"):
+        _runtime._wait_or_stop(helper)

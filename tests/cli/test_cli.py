@@ -680,3 +680,92 @@ def test_per_query_file_with_query_ids_that_are_not_text(tmp_path):
     assert "not UTF-8 text, which a CSV file cannot hold; write --per-query to a .parquet" in (
         run.stderr
     )
+
+
+@pytest.mark.parametrize("where", ["same", "spelled otherwise", "in the input directory", "qrels"])
+def test_per_query_never_overwrites_an_input(tmp_path, monkeypatch, capsys, where):
+    """Before, --per-query v.parquet on the input v.parquet replaced the predictions."""
+    import shutil
+
+    from fastndcg import cli as command
+
+    monkeypatch.chdir(tmp_path)
+    predictions = tmp_path / "v.parquet"
+    shutil.copy(PREDICTIONS, predictions)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    shutil.copy(PREDICTIONS, folder / "part-0.parquet")
+    qrels = tmp_path / "q.csv"
+    shutil.copy(TREC / "qrels.test", qrels)
+    argv, target = {
+        "same": (["score", "v.parquet"], "v.parquet"),
+        "spelled otherwise": (["score", "v.parquet"], "./folder/../v.parquet"),
+        "in the input directory": (["score", "folder"], "folder/results.parquet"),
+        "qrels": (["score", "--qrels", "q.csv", "--run", str(TREC / "results.test")], "q.csv"),
+    }[where]
+    before = {path: path.read_bytes() for path in (predictions, qrels)}
+    assert command.main([*argv, "--per-query", target]) == 2
+    err = capsys.readouterr().err
+    assert "--per-query" in err and "overwrite" in err and len(err.strip().splitlines()) == 1
+    assert {path: path.read_bytes() for path in before} == before
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet"]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_failed_per_query_write_leaves_nothing(tmp_path, monkeypatch, capsys, suffix):
+    """A full disk mid-write: no file left (not a truncated one), and exit status 2."""
+    import errno
+
+    import pyarrow.csv
+    import pyarrow.parquet
+
+    from fastndcg import cli as command
+
+    def full_disk(table, where, *args, **kwargs):
+        with open(where, "wb") as file:
+            file.write(b"the first bytes of a file")
+        raise OSError(errno.ENOSPC, "No space left on device", str(where))
+
+    monkeypatch.setattr(pyarrow.parquet, "write_table", full_disk)
+    monkeypatch.setattr(pyarrow.csv, "write_csv", full_disk)
+    target = tmp_path / f"per_query{suffix}"
+    argv = ["score", str(PREDICTIONS), "--grade", "label", "--per-query", str(target)]
+    assert command.main(argv) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_per_query_file_is_replaced_whole(tmp_path):
+    target = tmp_path / "per_query.csv"
+    target.write_text("old contents\n")
+    cli("score", PREDICTIONS, "--grade", "label", "--per-query", target)
+    expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label").n_queries
+    assert pacsv.read_csv(target).num_rows == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["per_query.csv"]
+
+
+def test_a_warning_is_one_line(monkeypatch, capsys):
+    import warnings
+
+    from fastndcg import cli as command
+
+    def warned(*args, **kwargs):
+        warnings.warn("fastndcg: something to know", RuntimeWarning, stacklevel=1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "score_sources", warned)
+    assert command.main(["score", str(PREDICTIONS)]) == 130
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["fastndcg: warning: something to know", "fastndcg: interrupted"]
+
+
+def test_a_qrels_grade_too_large_is_blamed_on_the_qrels(tmp_path):
+    """Before: 'good.run: gains reach inf ...', naming the run for a grade of the qrels."""
+    qrels, run = tmp_path / "grade_huge.qrels", tmp_path / "good.run"
+    qrels.write_text("q1 0 d1 1\nq2 0 d9 0\nq1 0 d2 1000000\n")
+    run.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n")
+    done = cli("score", "--qrels", qrels, "--run", run, "--gain", "exp2", check=False)
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert line.startswith("fastndcg: error: gains reach inf") and "good.run" not in line
+    assert f"(the largest grade, 1e+06, is on line 3 of {qrels})" in line

@@ -489,3 +489,26 @@ def test_streaming_decodes_a_bounded_number_of_batches_ahead(tmp_path, row_group
     batch_bytes = batch_rows * 13  # int64 ids, int8 grades, float32 scores
     # 8 batches, and 8 MiB for the reader's buffers (1 MiB per column read) and pages
     assert max(held) < 8 * batch_bytes + (8 << 20), (max(held) / batch_bytes, held[:8])
+
+
+@pytest.mark.parametrize("group", ["stream", "memory"])
+def test_a_corrupt_file_is_named(tmp_path, group):
+    """Before, a corrupt page gave Arrow's "Corrupt snappy compressed data." alone."""
+    rng = np.random.default_rng(9)
+    n = 100_000
+    table = pa.table(
+        {
+            "qid": np.repeat(np.arange(n // 50), 50),
+            "grade": rng.integers(0, 4, n),
+            "score": rng.random(n),
+        }
+    )
+    path = tmp_path / "corrupt.parquet"
+    pq.write_table(table, path, compression="snappy")
+    data = bytearray(path.read_bytes())
+    for i in range(2000, 20000, 7):  # inside the first column chunk's pages
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+    with pytest.raises(fastndcg.InputError) as info:
+        fastndcg.ndcg_parquet(path, group=group)
+    assert info.value.where == str(path) and str(info.value).startswith(f"{path}: ")

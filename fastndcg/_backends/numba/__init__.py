@@ -33,19 +33,57 @@ def _import_kernels() -> tuple[Any, Any, Any, Any]:
 
     A KeyboardInterrupt while numba imports would leave a partly initialised ``numba`` in
     ``sys.modules``, and every later import would fail on it: those modules are dropped, so
-    the next call imports them again.
+    the next call imports them again. Where Numba finds no writable cache directory (a
+    read-only install run by a user without a writable home), the kernels are cached in a
+    temporary directory for this process, with a warning naming ``NUMBA_CACHE_DIR``.
     """
     try:
         import numba
 
-        from fastndcg._backends.numba import scan, score, trec
+        try:
+            from fastndcg._backends.numba import scan, score, trec
+        except RuntimeError as exc:
+            if "no locator available" not in str(exc):
+                raise
+            _forget(__name__)
+            _cache_in_a_temporary_directory(numba)
+            from fastndcg._backends.numba import scan, score, trec
     except BaseException as exc:
         if not isinstance(exc, ImportError):
-            for name in list(sys.modules):
-                if name.split(".")[0] in ("numba", "llvmlite") or name.startswith(__name__ + "."):
-                    del sys.modules[name]
+            _forget("numba", "llvmlite", __name__)
         raise
     return numba, score, scan, trec
+
+
+def _forget(*packages: str) -> None:
+    """Drop the modules of ``packages`` from ``sys.modules`` (the packages themselves stay).
+
+    ``numba`` and ``llvmlite`` go whole; this backend's package keeps its ``__init__`` (this
+    module) and loses its kernel modules.
+    """
+    for name in list(sys.modules):
+        top = name.split(".")[0]
+        if top in packages or any(name.startswith(p + ".") for p in packages):
+            del sys.modules[name]
+
+
+def _cache_in_a_temporary_directory(numba: Any) -> None:
+    """Point Numba's cache at a new temporary directory (removed at exit), and say so once."""
+    import atexit
+    import shutil
+    import tempfile
+    import warnings
+
+    directory = tempfile.mkdtemp(prefix="fastndcg-numba-cache-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    numba.config.CACHE_DIR = directory
+    warnings.warn(
+        "fastndcg: no writable Numba cache directory (neither beside the installed package nor "
+        f"in the home directory); kernels are compiled into {directory} for this process only. "
+        "Set NUMBA_CACHE_DIR to a writable directory to compile them once for every process",
+        RuntimeWarning,
+        stacklevel=2,
+    )
 
 
 class NumbaBackend:
@@ -281,6 +319,10 @@ class NumbaBackend:
             return bool(kernel._cache._cache_file._load_index())
         except Exception:  # another Numba version: report not cached
             return False
+
+    def cache_dir(self) -> str:
+        """The directory Numba's cache of the kernels is in (where this process put it)."""
+        return str(self._score.score_queries._cache._cache_path)
 
     def compiled_codes(self) -> tuple[int, ...]:
         """The integer codes as frozen into the compiled scoring kernel (a stale-cache check)."""

@@ -95,10 +95,11 @@ def ndcg(
         Grade filling every slot for ``ideal="max"``; default the largest grade in the data.
     ties : {"average", "stable", "pessimistic", "optimistic", "random"}, default="average"
         Order of items with equal scores. ``"average"``: the expected DCG over every order of
-        the tied items (each item of a tie group gets the group's mean gain), independent of
-        row order up to rounding in the last bits; ``"stable"``: input order;
-        ``"pessimistic"`` / ``"optimistic"``: lower / higher gain first; ``"random"``: a
-        uniformly random order drawn from ``seed``.
+        the tied items (each item of a tie group gets the group's mean gain), bit-identical
+        under any permutation of a query's rows, and at each cutoff whichever other cutoffs
+        are asked with it; ``"stable"``: input order; ``"pessimistic"`` / ``"optimistic"``:
+        lower / higher gain first; ``"random"``: a uniformly random order drawn from ``seed``.
+        Results are bit-identical for any ``n_threads``.
     seed : int, optional
         Seed for ``ties="random"`` (reproducible); None draws a fresh one.
     zero_idcg : {"skip", "zero", "one", "error"}, default="skip"

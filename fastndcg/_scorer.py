@@ -144,14 +144,7 @@ class Scorer:
             if len(self._shapes) >= _CACHED_SHAPES:
                 self._shapes.clear()
             self._shapes[key] = shape
-        args = shape._replace(
-            grades=grade_views,
-            grade_code=grade_code,
-            scores=score_views,
-            score_code=score_code,
-            ideal_grades=grade_views,
-            ideal_code=grade_code,
-        )
+        args = shape.for_list(grade_views, grade_code, score_views, score_code)
         dcg = np.empty((self._n_cutoffs, 1))  # the kernel writes every entry, [cutoff, query]
         idcg = np.empty((self._n_cutoffs, 1))
         fast.score_range(args, 0, 1, dcg, idcg)

@@ -133,7 +133,7 @@ class NumbaBackend:
         rows = plan.offsets[-1]
         dcg = np.zeros((plan.cutoffs.size, plan.n_queries))  # the kernel's layout; returned as .T
         idcg = np.zeros_like(dcg)
-        args = KernelArgs.of(plan)
+        args = KernelArgs.of(plan).packed()
         if threads == 1 or rows < tuning.PARALLEL_MIN_ROWS:
             nonfinite = kernel(0, plan.n_queries, args, dcg, idcg)
             return dcg.T, idcg.T, nonfinite
@@ -149,7 +149,7 @@ class NumbaBackend:
         self, args: KernelArgs, q0: int, q1: int, dcg: np.ndarray, idcg: np.ndarray
     ) -> int:
         """The scoring kernel on queries ``q0:q1``, on this thread (outputs ``[cutoff, query]``)."""
-        return self._score.score_queries(q0, q1, args, dcg, idcg)
+        return self._score.score_queries(q0, q1, args.packed(), dcg, idcg)
 
     # -- scans -------------------------------------------------------------------------------
 
@@ -158,7 +158,10 @@ class NumbaBackend:
 
         Integer columns are finite and integral: only their range is scanned.
         """
-        return self._scan_part(values, 0, values.size, integral)
+        if values.dtype.kind == "f":
+            return self._scan.scan_floats(values, 0, values.size, integral)
+        low, high = self._scan.scan_integers(values, 0, values.size)
+        return low, high, 0, 0
 
     def _scan_part(
         self, values: np.ndarray, a: int, b: int, integral: bool

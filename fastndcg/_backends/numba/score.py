@@ -32,15 +32,20 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
    when short, else by a stable merge sort of (score, row) pairs, the tie rule consulted only
    when two scores are equal. When ties go in input order and many candidates remain (deep
    cutoffs) or the whole list counts, nothing is ranked: each row with a gain counts the rows
-   above it and puts its gain at that rank (a tie group under ``ties="average"`` spreads
-   its gains over its ranks within each cutoff), which replaces step 1's ranking (while rows
+   above it and puts its gain at that rank (under ``ties="average"`` each rank a tie group
+   shares gets the group's mean gain, as in step 2), which replaces step 1's ranking (while rows
    with a gain x rows stays within :data:`COUNT_BUDGET` comparisons; sparse relevance makes
    this cheap even for long lists). These comparisons take float32 copies of the scores,
    eight to a vector; the float64 scores are compared only for rows whose float32 copy
    another row shares, when the scores were not float32 already;
 2. prefix sums ``P[r] = sum_{t<r} g_t d_t`` of discounted gains, where with ``ties="average"``
    every row of a tie group carries the group's mean gain (a group cut by the selection is
-   completed by a scan of the query, only when a row outside the selection ties with it);
+   completed by a scan of the query, only when a row outside the selection ties with it).
+   A group's total gain is that of its gains in descending order (:func:`_tie_total`; integer
+   gains add exactly in any order, others are sorted), and every path (selection, whole-list
+   sort, counted ranks) makes the same additions in the same order: a value under
+   ``ties="average"`` is bit-identical under any permutation of the query's rows, and the
+   value at a cutoff does not depend on the other cutoffs asked;
 3. ``DCG@k = P[min(k, n)]``;
 4. the ideal prefix sum from the counts of integer grade levels (no sort) when grades are
    small non-negative integers, otherwise from a selection on the gains.
@@ -79,6 +84,7 @@ _COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a hi
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
+_EXACT_SUM = 2.0**53  # integer gains whose magnitudes sum below this add exactly, in any order
 _PAD = 16  # counting loops compare whole blocks of this many rows
 _PAD32 = 32  # ... and of this many float32 values (8 per vector, 4 vectors per step)
 _FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
@@ -177,6 +183,37 @@ def _gain(grade, gain_mode, gain_table):
     if gain_mode == GAIN_LINEAR:
         return grade
     return gain_table[np.int64(grade)]
+
+
+@njit(cache=True, _nrt=False)
+def _tie_total(pool, members):
+    """Total gain of a tie group whose gains are ``pool[:members]``, whatever their order.
+
+    The total is that of the gains in descending order, added one by one from 0.0: a tie
+    group's mean gain (and so every value under ``ties="average"``) must not depend on the order
+    of the query's rows, nor on the path that found the group. Two gains give the same sum in
+    either order, and integer gains whose magnitudes sum below 2**53 add exactly in any order,
+    so they are added as they come; other gains are sorted first (in place).
+    """
+    total = 0.0
+    if members <= 2:
+        for t in range(members):
+            total += pool[t]
+        return total
+    spread = 0.0
+    integral = True
+    for t in range(members):
+        x = pool[t]
+        total += x
+        spread += abs(x)
+        integral &= x == np.floor(x)
+    if integral and spread < _EXACT_SUM:
+        return total
+    _sort_desc(pool, members)
+    total = 0.0
+    for t in range(members):
+        total += pool[t]
+    return total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,10 +445,15 @@ def _dcg_by_count(
     n,
     average,
     discount,
-    prefix,
     cutoffs,
     by_rank,
     sums,
+    span,
+    starts,
+    tied_at,
+    tied_gain,
+    bucket,
+    fill,
 ):
     """``dcg[j, q]`` for every cutoff from the rank of each row with a gain, found by counting.
 
@@ -421,13 +463,19 @@ def _dcg_by_count(
     going before it: higher scores, and with ``ties="stable"`` equal scores earlier in the
     input. A row with a rank of its own puts its gain at that rank, and one pass of prefix sums
     ``sums[r] = sum_{t<r} by_rank[t] * discount[t]`` over the ranks serves every cutoff. With
-    ``ties="average"`` the rows tied at a score share the ranks ``[above, above + tied)``; each
-    adds its gain times the mean discount of the shared ranks inside each cutoff (``prefix``
-    holds the discount prefix sums). Nothing is sorted: the work is ``useful.size * m``
+    ``ties="average"`` the rows tied at a score share the ranks ``[above, above + tied)``:
+    their gains gather at the group's first rank (``span`` holds the group's size there and
+    ``starts`` lists the groups' first ranks), and then every shared rank gets the group's
+    mean gain (its total as :func:`_tie_total` gives it), so that the sums are bit for bit
+    those of the ranked rows' prefix sums in ``score_queries``, whatever the order of the rows
+    and whichever path a cutoff takes. Nothing is ranked: the work is ``useful.size * m``
     branch-free comparisons of float32 copies of the values, made in ``narrow`` (room for
-    :data:`_PAD32` more entries than ``m``); ``exact`` says the values are float32 values.
-    ``values`` has room for :data:`_PAD` more entries, which may be overwritten; ``by_rank``
-    is scratch of ``min(n, largest cutoff)`` entries, ``sums`` of one more.
+    :data:`_PAD32` more entries than ``m``), plus, only when tied gains are not small
+    integers, a sort of each tie group's gains (``tied_at``/``tied_gain`` list the tied rows'
+    groups and gains, ``bucket`` gets them grouped); ``exact`` says the values are float32
+    values. ``values`` has room for :data:`_PAD` more entries, which may be overwritten;
+    ``by_rank``, ``span`` (zeros, left so) and ``fill`` are scratch of ``min(n, largest
+    cutoff)`` entries, ``sums`` of one more, the others of ``m``.
     """
     deepest = 0
     for j in range(cutoffs.size):
@@ -452,6 +500,10 @@ def _dcg_by_count(
     for d in range(np.uint64(m), padded32):
         narrow[d] = -np.inf
     widened = False  # whether the float64 values are padded
+    n_tied = 0  # rows of tie groups that start within the deepest cutoff (ties="average")
+    n_groups = 0  # those groups
+    spread = 0.0  # sum of the magnitudes of their gains
+    integral = True  # whether those gains are all integers
     for u in range(useful.size):
         c = np.uint64(useful[u])
         gain = gains[c]
@@ -483,18 +535,58 @@ def _dcg_by_count(
             for d in range(c):
                 above += values[d] == x
             tied = 1
-        if tied == 1:
-            if above < deepest:
-                by_rank[above] = gain
+        if above >= deepest:
             continue
-        for j in range(cutoffs.size):
-            cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
-            if above < cut:
-                shared = prefix[min(above + tied, cut)] - prefix[above]
-                dcg[j, q] += gain * shared / tied
+        if tied == 1:
+            by_rank[above] = gain
+            continue
+        # a tie group: its total gain gathers at its first rank (which no other row takes)
+        starts[n_groups] = above
+        n_groups += span[above] == 0  # a group met for the first time
+        by_rank[above] += gain
+        span[above] = tied
+        tied_at[n_tied] = above
+        tied_gain[n_tied] = gain
+        n_tied += 1
+        spread += abs(gain)
+        integral &= gain == np.floor(gain)
+    if n_groups > 0 and not (integral and spread < _EXACT_SUM):
+        # the totals, added in input order, may have rounded: sum each group's gains again as
+        # _tie_total does, the gains put in `bucket` group by group (each at most its size)
+        end = 0
+        for i in range(n_groups):
+            a = starts[i]
+            fill[a] = end
+            end += span[a]
+        for t in range(n_tied):
+            a = tied_at[t]
+            bucket[fill[a]] = tied_gain[t]
+            fill[a] += 1
+        end = 0
+        for i in range(n_groups):
+            a = starts[i]
+            if fill[a] - end > 2:  # two gains add alike in either order
+                by_rank[a] = _tie_total(bucket[end:], fill[a] - end)
+            end += span[a]
     sums[0] = 0.0
-    for r in range(deepest):
-        sums[r + 1] = sums[r] + by_rank[r] * discount[r]
+    if n_groups == 0:
+        for r in range(deepest):
+            sums[r + 1] = sums[r] + by_rank[r] * discount[r]
+    else:
+        # every rank a group shares carries the group's mean gain: selected without a branch
+        # (a loop over each group's ranks mispredicts its exit), off the chain of additions
+        left = 0  # ranks of the current group from this one on
+        mean = 0.0
+        for r in range(deepest):
+            tied = span[r]
+            begins = tied > 0
+            ratio = by_rank[r] / np.float64(max(tied, 1))
+            mean = ratio if begins else mean
+            left = tied if begins else left - 1
+            value = mean if left > 0 else by_rank[r]
+            sums[r + 1] = sums[r] + value * discount[r]
+        for i in range(n_groups):
+            span[starts[i]] = 0
     for j in range(cutoffs.size):
         dcg[j, q] += sums[n if cutoffs[j] < 0 else min(cutoffs[j], n)]
 
@@ -850,11 +942,13 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     The outputs are (n_cutoffs, n_queries): callers see them transposed, as (n_queries,
     n_cutoffs) arrays whose columns are contiguous, which the per-cutoff means read fast.
 
-    ``inputs`` = (offsets, grades, grade_code, scores, score_code, ranked, tie_mode, tie_key,
-    seed, gain_mode, gain_table, level_order, level_gain, discount, discount_prefix, cutoffs,
-    k_max, ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain); grades and scores
-    are views tuples. ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite
-    cutoff; ``level_order`` is empty unless IDCG may count integer grade levels.
+    ``inputs`` holds the fields of :class:`~fastndcg._backends.abi.KernelArgs` (offsets,
+    grades, grade_code, scores, score_code, ranked, tie_mode, tie_key, seed, gain_mode,
+    gain_table, level_order, level_gain, discount, discount_prefix, cutoffs, k_max,
+    ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain) as a plain tuple
+    (``KernelArgs.packed()``); grades and scores are views tuples. ``cutoffs[j] < 0`` means
+    the whole list; ``k_max`` is the largest finite cutoff; ``level_order`` is empty unless
+    IDCG may count integer grade levels.
 
     Returns the number of NaN or infinite scores met (scores are checked as they are loaded,
     not by a separate pass; infinite scores are valid where the caller has checked the column
@@ -917,6 +1011,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     group_end = np.empty(max(cap, 1), dtype=np.int64)
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)
+    pool = np.empty(size, dtype=np.float64)  # the gains of tie groups
+    bucket = np.empty(size, dtype=np.float64)  # ... grouped (DCG by counting)
+    span = np.zeros(max(cap, 1), dtype=np.int64)  # tie group sizes by first rank (DCG by counting)
     hist = np.zeros(4 * max(level_order.size, 1), dtype=np.int64)
     average = tie_mode == TIE_AVERAGE and not ranked
     input_order_ties = tie_mode == TIE_STABLE or tie_mode == TIE_AVERAGE
@@ -974,10 +1071,15 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                     n,
                     average,
                     discount,
-                    discount_prefix,
                     cutoffs,
                     mean_gain,  # scratch: free when DCG comes from counted ranks
                     prefix,
+                    span,
+                    buf,  # scratch too, like those below
+                    tmp_buf,
+                    pool,
+                    bucket,
+                    group_end,
                 )
             elif select:
                 if input_order_ties and m <= RANK_BY_COUNT:
@@ -1037,11 +1139,15 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                         members = 0
                         for i in range(n):
                             if sc[i] == level:
-                                total += _gain(g[i], gain_mode, gain_table)
+                                pool[members] = _gain(g[i], gain_mode, gain_table)
                                 members += 1
-                    else:
+                        total = _tie_total(pool, members)
+                    elif members > 1:
                         for u in range(t, stop):
-                            total += _gain(g[buf[u]], gain_mode, gain_table)
+                            pool[u - t] = _gain(g[buf[u]], gain_mode, gain_table)
+                        total = _tie_total(pool, members)
+                    else:
+                        total += _gain(g[buf[t]], gain_mode, gain_table)
                     mean = total / members if members > 1 else total
                     for u in range(t, stop):
                         mean_gain[u] = mean

@@ -6,7 +6,7 @@ tie-group means, discounted prefix sums, ideal sorting) is one array operation o
 Blocks are capped at a fixed number of cells, which bounds the temporary memory.
 
 The arithmetic follows the kernels step by step (same discount table, same left-to-right prefix
-sums), so both backends agree to a few ulps.
+sums, tie groups' gains summed in the same order), so both backends agree to a few ulps.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import numpy as np
 from fastndcg._backends import codes as C
 from fastndcg._backends.abi import Plan
 from fastndcg._backends.tuning import NUMPY_CELLS, NUMPY_PARTIAL_RATIO
+
+_EXACT_SUM = 2.0**53  # integer gains whose magnitudes sum below this add exactly, in any order
 
 _GOLDEN = np.uint64(C.SPLITMIX_GOLDEN)
 _MIX1 = np.uint64(C.SPLITMIX_MIX1)
@@ -184,13 +186,39 @@ def _top_columns(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
     return np.take_along_axis(columns, best, axis=1), equal
 
 
+def _group_totals(
+    groups: np.ndarray, gains: np.ndarray, n_groups: int, counts: np.ndarray | None = None
+) -> np.ndarray:
+    """Total gain of each group (``groups`` numbers the group of each of the flat ``gains``).
+
+    As in the kernels (``_tie_total``): the total of a group's gains in descending order, added
+    one by one from 0.0, so that it depends neither on the order of the rows nor on the path
+    that found the group. ``np.bincount`` adds in array order: two gains add alike in either
+    order, and integer gains whose magnitudes sum below 2**53 add exactly in any order; the
+    other groups of more than two gains are summed again, sorted. ``counts`` are the groups'
+    sizes, when known.
+    """
+    if counts is None:
+        counts = np.bincount(groups, minlength=n_groups)
+    totals = np.bincount(groups, weights=gains, minlength=n_groups)
+    several = counts[groups] > 2
+    if several.any():
+        groups, gains = groups[several], gains[several]
+        if not (np.array_equal(gains, np.floor(gains)) and np.abs(gains).sum() < _EXACT_SUM):
+            order = np.lexsort((-gains, groups))
+            again = np.bincount(groups[order], weights=gains[order], minlength=n_groups)
+            totals = np.where(counts > 2, again, totals)
+    return totals
+
+
 def _complete_last_group(mean_gain, group_end, equal, gains) -> None:
     """Give the last tie group of a partial selection the mean gain and end of the whole group.
 
     Its rows equal to the cut score may lie beyond the selection (``equal`` marks them all).
     """
     size = equal.sum(axis=1)
-    total = np.where(equal, gains, 0.0).sum(axis=1)
+    rows, cols = np.nonzero(equal)
+    total = _group_totals(rows, gains[rows, cols], equal.shape[0], size)
     depth = mean_gain.shape[1]
     last = group_end == depth  # positions of the selection's last group
     start = depth - np.sum(last, axis=1)
@@ -211,8 +239,11 @@ def _tie_groups(ranked_scores: np.ndarray, ranked_gains: np.ndarray, lengths: np
     starts |= np.arange(width)[None, :] >= lengths[:, None]
     group = np.cumsum(starts, axis=1) - 1 + (np.arange(n_rows) * width)[:, None]
     flat = group.ravel()
-    sums = np.bincount(flat, weights=ranked_gains.ravel(), minlength=n_rows * width)
     counts = np.bincount(flat, minlength=n_rows * width)
+    if (~starts[:, 1:-1] & ~starts[:, 2:]).any():  # a group of more than two
+        sums = _group_totals(flat, ranked_gains.ravel(), n_rows * width, counts)
+    else:  # two gains add alike in either order
+        sums = np.bincount(flat, weights=ranked_gains.ravel(), minlength=n_rows * width)
     mean_gain = (sums[flat] / counts[flat]).reshape(n_rows, width)
     ends = np.full((n_rows, width), width, dtype=np.int64)
     last = np.ones((n_rows, width), dtype=bool)

@@ -140,11 +140,17 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def format_rows(rows: list[dict[str, Any]], fmt: str, digits: int = 4) -> str:
-    """Summary rows as an aligned table, JSON or CSV."""
-    if fmt == "json":  # JSON has no NaN (every query skipped, no query) or infinity: null
+def format_rows(
+    rows: list[dict[str, Any]], fmt: str, digits: int = 4, definition: Any = None
+) -> str:
+    """Summary rows as an aligned table, JSON or CSV.
+
+    JSON is one object whatever the number of rows: ``{"definition": definition, "results":
+    rows}``; NaN and infinities (every query skipped, no query) are null, which JSON has.
+    """
+    if fmt == "json":
         rows = [{key: _finite(value) for key, value in row.items()} for row in rows]
-        return json.dumps(rows if len(rows) != 1 else rows[0], indent=2, allow_nan=False)
+        return json.dumps({"definition": definition, "results": rows}, indent=2, allow_nan=False)
     columns = list(dict.fromkeys(key for row in rows for key in row))
     if fmt == "csv":
         out = io.StringIO()

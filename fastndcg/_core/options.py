@@ -619,7 +619,20 @@ COMMAND_ONLY = (
         flag=Flag(
             ("--per-query",),
             metavar="FILE",
-            help="also write per-query values (.parquet or .csv)",
+            help="also write per-query values (.parquet or .csv; '-': to stdout, as -q)",
+        ),
+    ),
+    Option(
+        "per_query_lines",
+        "print per-query values on stdout, as trec_eval -q does, then the summary",
+        False,
+        "output",
+        frozenset({COMMAND}),
+        flag=Flag(
+            ("-q",),
+            action="store_true",
+            help="print per-query values on stdout (trec_eval -q: measure, query, value), then "
+            "the means; --per-query - does the same",
         ),
     ),
     Option(

@@ -11,13 +11,27 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
-from fastndcg._errors import FastNDCGError
-from fastndcg._result import format_rows
+from fastndcg._errors import FastNDCGError, InputError
+from fastndcg._result import NDCGResult, format_rows
 from fastndcg.cli.messages import render
-from fastndcg.cli.output import summary_rows, write_per_query
+from fastndcg.cli.output import (
+    definition_line,
+    definition_of,
+    per_query_rows,
+    query_lines,
+    summary_rows,
+    write_per_query,
+)
 from fastndcg.cli.parser import build_parser
-from fastndcg.cli.sources import check_inputs, compare_sources, score_sources
+from fastndcg.cli.sources import (
+    call_options,
+    check_inputs,
+    compare_sources,
+    score_sources,
+    trec_eval_order,
+)
 
 __all__ = ["main"]
 
@@ -86,14 +100,97 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         seconds = warmup()
         print(f"kernels ready in {seconds:.2f} s (cache: {cache_dir()})")
         return 0
+    if args.command == "presets":
+        print(preset_listing(), flush=True)
+        return 0
     given = set(vars(build_parser(keep_defaults=False).parse_args(argv))) - {"debug"}
+    trec_eval_order(args)
     check_inputs(args, given)
     if args.compare_presets is not None:
-        print(format_rows(compare_sources(args, given), args.format, args.digits), flush=True)
+        rows = compare_sources(args, given)
+        print(format_rows(rows, args.format, args.digits), flush=True)
         return 0
+    _announce_a_compile(args)
     results = score_sources(args, given)
-    if args.per_query:
+    for source, result in results:
+        if result.n_queries == 0:
+            judged = ", or no judged query" if args.qrels else ""
+            raise InputError(
+                f"{source}: no query to score (no rows{judged})",
+                where=source,
+                fix="give a file with rows",
+            )
+    _note_trec_eval(args, given)
+    lines = args.per_query_lines or args.per_query == "-"
+    if args.per_query and args.per_query != "-":
         write_per_query(args.per_query, results)
-    rows = summary_rows(results, trec=bool(args.qrels))
-    print(format_rows(rows, args.format, args.digits), flush=True)  # a closed pipe: here
+    called = {"preset": args.preset, **call_options(args, given, trec=bool(args.qrels))}
+    definitions = [definition_of(result, called) for _, result in results]
+    definition = definitions[0] if all(d == definitions[0] for d in definitions) else None
+    if lines and args.format == "table":
+        print(query_lines(results, args.digits), flush=True)
+        return 0
+    rows = per_query_rows(results) if lines else summary_rows(results, trec=bool(args.qrels))
+    if args.format == "csv":  # the definition in columns of every row
+        each = _each(definitions, results, lines)
+        rows = [{**row, **_settings(d)} for row, d in zip(rows, each, strict=True)]
+    elif args.format == "table" and definition is not None:
+        print(definition_line(definition))
+    print(format_rows(rows, args.format, args.digits, definition), flush=True)
     return 0
+
+
+def _settings(definition: dict[str, Any]) -> dict[str, Any]:
+    """A definition as CSV columns (the cutoffs name the value columns already)."""
+    return {name: value for name, value in definition.items() if name != "k"}
+
+
+def _each(
+    definitions: list[dict[str, Any]], results: list[tuple[str, NDCGResult]], per_query: bool
+) -> list[dict[str, Any]]:
+    """The definition of each output row: one row per source, or per query of each source."""
+    return [
+        definition
+        for definition, (_, result) in zip(definitions, results, strict=True)
+        for _ in range(result.n_queries if per_query else 1)
+    ]
+
+
+def _note_trec_eval(args: argparse.Namespace, given: set[str]) -> None:
+    """On TREC runs without a preset: one line on how the number differs from trec_eval's."""
+    if not args.qrels or args.preset is not None or {"gain", "ties"} <= given:
+        return
+    print(
+        "fastndcg: note: these are fastndcg's defaults (gain exp2, ties average unless given); "
+        "trec_eval's ndcg and ndcg_cut use gain linear and ties by document id: --preset "
+        "trec_eval reproduces them",
+        file=sys.stderr,
+    )
+
+
+def _announce_a_compile(args: argparse.Namespace) -> None:
+    """On a terminal, say in one line that the first call compiles the kernels."""
+    if not sys.stderr.isatty() or args.backend == "numpy":
+        return
+    from fastndcg._backends import get_backend
+
+    backend = get_backend("numba")
+    if backend is not None and not backend.scoring_kernel_cached():
+        print(
+            "fastndcg: compiling the kernels on first use (once, about 15 s; `fastndcg warmup` "
+            "does it ahead of time)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def preset_listing() -> str:
+    """Every preset with the tool it reproduces and its settings (``fastndcg presets``)."""
+    from fastndcg._presets import PRESETS
+    from fastndcg._presets.registry import _short
+
+    blocks = []
+    for name, preset in PRESETS.items():
+        settings = ", ".join(f"{key} {_short(value)}" for key, value in preset.options.items())
+        blocks.append(f"{name}: {preset.tool}\n  {settings}")
+    return "\n".join(blocks)

@@ -8,8 +8,32 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fastndcg._core.vocabulary import plain
 from fastndcg._result import NDCGResult, cutoff_label
 from fastndcg.cli.sources import UsageError
+
+# what states the definition a number was computed with, in every output format
+DEFINITION = ("preset", "gain", "discount", "ties", "ideal", "zero_idcg", "aggregate")
+
+
+def definition_of(result: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The definition ``result`` was computed with, and its cutoffs (None: the whole list).
+
+    A result without its options (the totals Dask and Spark send back) is described by the
+    ``options`` of the call.
+    """
+    known = getattr(result, "options", None) or options or {}
+    shown = {name: known.get(name) for name in DEFINITION}
+    shown["k"] = list(result.k)
+    return shown
+
+
+def definition_line(definition: dict[str, Any]) -> str:
+    """The definition in one line, as the table output starts."""
+    cutoffs = ",".join("all" if k is None else str(k) for k in definition["k"])
+    settings = ", ".join(f"{name} {definition[name]}" for name in DEFINITION[1:])
+    preset = f"preset {definition['preset']}; " if definition["preset"] else ""
+    return f"definition: {preset}{settings}; k {cutoffs}"
 
 
 def summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dict[str, Any]]:
@@ -24,6 +48,42 @@ def summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dict
             row["missing"] = result.n_missing
             row["unjudged"] = result.n_unjudged
         rows.append(row)
+    return rows
+
+
+def query_lines(results: list[tuple[str, NDCGResult]], digits: int) -> str:
+    """Per-query values as trec_eval -q prints them, then the means as query ``all``.
+
+    Measure, query id and value, tab-separated (the measure padded to 22 characters), each
+    query's measures together. Skipped queries (NaN) have no line. With several sources, each
+    line starts with its source.
+    """
+    lines = []
+    for source, result in results:
+        lead = f"{source}\t" if len(results) > 1 else ""
+        names = ["ndcg" if k is None else f"ndcg_cut_{k}" for k in result.k]
+        ids = [str(plain(q)) for q in result.query_ids]
+        for q, query in enumerate(ids):
+            for j, name in enumerate(names):
+                value = result.per_query[q, j]
+                if value == value:
+                    lines.append(f"{lead}{name:<22}\t{query}\t{value:.{digits}f}")
+        for j, name in enumerate(names):
+            mean = result.mean[j]
+            if mean == mean:
+                lines.append(f"{lead}{name:<22}\tall\t{mean:.{digits}f}")
+    return "\n".join(lines)
+
+
+def per_query_rows(results: list[tuple[str, NDCGResult]]) -> list[dict[str, Any]]:
+    """Per-query values as rows (source, query id, NDCG per cutoff), for JSON and CSV."""
+    rows = []
+    for source, result in results:
+        names = [f"ndcg{cutoff_label(k)}" for k in result.k]
+        for q, query in enumerate(result.query_ids):
+            row: dict[str, Any] = {"source": source, "query_id": plain(query)}
+            row.update(zip(names, map(float, result.per_query[q]), strict=True))
+            rows.append(row)
     return rows
 
 

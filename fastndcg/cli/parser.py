@@ -15,6 +15,7 @@ from fastndcg._core.options import COMMAND_OPTIONS, GROUPS, Option
 from fastndcg._core.vocabulary import GAIN_NAMES
 from fastndcg._errors import NOT_GIVEN
 from fastndcg._presets import PRESETS
+from fastndcg._version import __version__
 
 
 def parse_k(text: str) -> list[int | None]:
@@ -183,6 +184,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         prog="fastndcg",
         description="NDCG for millions of queries, under every definition in use.",
     )
+    parser.add_argument("--version", action="version", version=f"fastndcg {__version__}")
     parser.add_argument(
         "--debug",
         action="store_true",
@@ -221,6 +223,7 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     if not keep_defaults:
         for action in score._actions:
             action.default = argparse.SUPPRESS
+    commands.add_parser("presets", help="the presets: each tool's definition and its settings")
     commands.add_parser("info", help="versions, backend, threading layer, threads, cache directory")
     commands.add_parser("warmup", help="compile the kernels now (into the Numba cache)")
     return parser

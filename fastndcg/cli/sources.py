@@ -38,6 +38,56 @@ class UsageError(OptionError):
     """A misuse of the command itself (inputs of both kinds, an input given twice ...)."""
 
 
+def trec_eval_order(args: argparse.Namespace) -> None:
+    """``fastndcg score QRELS RUN`` (trec_eval's order) read as ``--qrels QRELS --run RUN``.
+
+    Two files given without --qrels/--run whose first lines are a TREC qrels line and a TREC
+    run line; the other way round is an error that names the flags.
+    """
+    if args.qrels or args.run or len(args.predictions) != 2:
+        return
+    first, second = (trec_kind(Path(p)) for p in args.predictions)
+    if (first, second) == ("qrels", "run"):
+        args.qrels, args.run, args.predictions = args.predictions[0], [args.predictions[1]], []
+    elif (first, second) == ("run", "qrels"):
+        raise UsageError(
+            f"{args.predictions[0]} looks like a TREC run and {args.predictions[1]} like qrels: "
+            "trec_eval's order is qrels then run; or name them: --qrels QRELS --run RUN"
+        )
+
+
+def trec_kind(path: Path) -> str | None:
+    """Whether ``path``'s first data line is a TREC qrels or run line: "qrels", "run", None."""
+    if not path.is_file() or delimiter_of(path) is not None:
+        return None
+    try:
+        with path.open("rb") as file:
+            head = file.read(1 << 16)
+    except OSError:
+        return None
+    if head.startswith(b"PAR1"):
+        return None
+    for raw in head.splitlines()[:-1] or head.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        fields = line.split()
+        if len(fields) == 4 and _number(fields[3]):
+            return "qrels"
+        if len(fields) >= 6 and _number(fields[3]) and _number(fields[4]):
+            return "run"
+        return None
+    return None
+
+
+def _number(field: bytes) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
 def check_inputs(args: argparse.Namespace, given: set[str]) -> None:
     """Refuse inputs of both kinds, options of the other kind, and an input given twice."""
     trec = bool(args.qrels or args.run)
@@ -65,7 +115,7 @@ def check_inputs(args: argparse.Namespace, given: set[str]) -> None:
     repeated = [source for i, source in enumerate(sources) if source in sources[:i]]
     if repeated:
         raise UsageError(f"{repeated[0]} is given twice; give each input once")
-    if args.per_query:
+    if args.per_query and args.per_query != "-":
         _check_output(Path(args.per_query), [*sources, *([args.qrels] if args.qrels else [])])
 
 
@@ -165,7 +215,7 @@ def _names(message: str, source: str, qrels: str | None) -> bool:
 
 def compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str, Any]]:
     """Summary rows of every source scored under the presets of ``--compare-presets``."""
-    if args.per_query:
+    if args.per_query or args.per_query_lines:
         raise UsageError("--per-query writes one definition's values; drop --compare-presets")
     if args.engine != "local":
         raise UsageError("--compare-presets scores in this process; drop --engine")
@@ -198,7 +248,7 @@ def score_on_engine_sources(args: argparse.Namespace, given: set[str]) -> list[t
         raise UsageError(f"--engine {args.engine} scores Parquet predictions, not TREC runs")
     if not args.predictions:
         raise UsageError("nothing to score: give a Parquet file or directory")
-    if args.per_query:
+    if args.per_query or args.per_query_lines:
         raise UsageError(
             f"--per-query is not available with --engine {args.engine}: per-query results stay "
             f"on the cluster; write fastndcg.{args.engine}.per_query(...) to Parquet from Python"
@@ -244,6 +294,13 @@ def check_parquet(path: Path) -> None:
     if path.is_file():
         with path.open("rb") as file:
             if file.read(4) not in (b"PAR1", b"PARE"):  # PARE: encrypted footer
+                kind = trec_kind(path)
+                if kind is not None:
+                    raise UsageError(
+                        f"{path} is not a Parquet file: it looks like a TREC {kind} file; "
+                        "score TREC files with --qrels QRELS --run RUN (or as trec_eval takes "
+                        "them: fastndcg score QRELS RUN)"
+                    )
                 raise UsageError(f"{path} is not a Parquet file; {_NAMING}")
 
 

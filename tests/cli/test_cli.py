@@ -30,6 +30,11 @@ def cli(*args, check=True):
 
 def test_score_parquet_table_output():
     out = cli("score", PREDICTIONS, "--grade", "label", "-k", "1,5,all").stdout.splitlines()
+    assert out[0] == (  # what the numbers are, first
+        "definition: gain exp2, discount log2, ties average, ideal recall, zero_idcg skip, "
+        "aggregate mean; k 1,5,all"
+    )
+    out = out[1:]
     assert out[0].split() == ["source", "queries", "ndcg@1", "ndcg@5", "ndcg", "skipped"]
     expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=[1, 5, None])
     assert out[1].split()[1:] == ["156", *(f"{m:.4f}" for m in expected.mean), "51"]
@@ -50,6 +55,17 @@ def test_score_json_and_csv_formats():
             "linear",
         ).stdout
     )
+    assert data["definition"] == {
+        "preset": None,
+        "gain": "linear",
+        "discount": "log2",
+        "ties": "average",
+        "ideal": "recall",
+        "zero_idcg": "skip",
+        "aggregate": "mean",
+        "k": [10],
+    }
+    (data,) = data["results"]  # one shape, whatever the number of inputs
     assert data["queries"] == 156
     assert data["ndcg@10"] == pytest.approx(
         float(fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=10, gain="linear")), rel=1e-12
@@ -57,7 +73,18 @@ def test_score_json_and_csv_formats():
     csv_lines = cli(
         "score", PREDICTIONS, "--grade", "label", "--format", "csv", "--zero-idcg", "zero"
     ).stdout.splitlines()
-    assert csv_lines[0] == "source,queries,ndcg,skipped" and csv_lines[1].endswith(",0")
+    header, row = (line.split(",") for line in csv_lines)
+    assert header[:4] == ["source", "queries", "ndcg", "skipped"] and row[3] == "0"
+    settings = dict(zip(header[4:], row[4:], strict=True))  # the definition, in every row
+    assert settings == {
+        "preset": "",
+        "gain": "exp2",
+        "discount": "log2",
+        "ties": "average",
+        "ideal": "recall",
+        "zero_idcg": "zero",
+        "aggregate": "mean",
+    }
 
 
 def test_score_several_trec_runs_and_per_query_file(tmp_path):
@@ -84,6 +111,10 @@ def test_score_several_trec_runs_and_per_query_file(tmp_path):
         "--per-query",
         per_query,
     ).stdout.splitlines()
+    assert out[0].startswith(
+        "definition: gain linear, discount log2, ties docid_desc, ideal global"
+    )
+    out = out[1:]  # the table after the definition
     assert len(out) == 3 and "results.trunc" in out[2]
     assert out[0].split()[-2:] == ["missing", "unjudged"]
     assert out[2].split()[-2:] == ["1", "0"]
@@ -117,7 +148,7 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
     argv += [arg for run in runs for arg in ("--run", run)]
     assert command.main(list(map(str, argv))) == 0
     assert kinds.count("qrels") == 1 and kinds.count("run") == 3
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["results"]
     alone = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", k=10)
     assert rows[1]["ndcg@10"] == pytest.approx(float(alone), rel=1e-12)
     assert rows[0]["ndcg@10"] == rows[2]["ndcg@10"]
@@ -480,10 +511,11 @@ def test_json_output_is_json_when_no_query_counts(tmp_path):
     )
     empty = tmp_path / "empty.csv"
     empty.write_text("qid,grade,score\n")
-    for path, table in ((skipped, pq.read_table(skipped)), (empty, pacsv.read_csv(empty))):
+    for path, table in ((skipped, pq.read_table(skipped)),):
         expected = fastndcg.ndcg_table(table, k=[1, None])
         assert all(math.isnan(mean) for mean in expected.mean)  # no query counts
-        row = _strict_json(cli("score", path, "-k", "1,all", "--format", "json").stdout)
+        out = _strict_json(cli("score", path, "-k", "1,all", "--format", "json").stdout)
+        (row,) = out["results"]
         assert row == {
             "source": str(path),
             "queries": expected.n_queries,
@@ -491,6 +523,10 @@ def test_json_output_is_json_when_no_query_counts(tmp_path):
             "ndcg": None,
             "skipped": int(expected.n_skipped.max()) if expected.n_skipped.size else 0,
         }
+    # an input without rows is an error, not a mean over nothing
+    run = cli("score", empty, "-k", "1,all", "--format", "json", check=False)
+    assert run.returncode == 2 and run.stdout == ""
+    assert f"{empty}: no query to score (no rows)" in run.stderr
     rows = _strict_json(
         cli(
             "score",
@@ -502,7 +538,7 @@ def test_json_output_is_json_when_no_query_counts(tmp_path):
             "--format",
             "json",
         ).stdout
-    )
+    )["results"]
     assert [row["definition"] for row in rows] == ["sklearn", "torchmetrics"]
     assert all(row["mean"] is None and row["max_diff"] is None for row in rows)
 
@@ -522,7 +558,7 @@ def test_max_grade_help_says_when_it_is_required(tmp_path):
     out = _strict_json(
         cli("score", path, "--ideal", "max", "--group", "memory", "--format", "json").stdout
     )
-    assert out["ndcg"] == pytest.approx(float(expected), rel=1e-12)
+    assert out["results"][0]["ndcg"] == pytest.approx(float(expected), rel=1e-12)
 
 
 def test_an_empty_csv_file_is_named(tmp_path):
@@ -587,7 +623,8 @@ def test_compressed_csv_is_read_as_csv(tmp_path):
     pacsv.write_csv(table, plain)
     packed = tmp_path / "predictions.csv.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    row = json.loads(cli("score", packed, "--grade", "label", "-k", "5", "--format", "json").stdout)
+    out = cli("score", packed, "--grade", "label", "-k", "5", "--format", "json").stdout
+    (row,) = json.loads(out)["results"]
     expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=5)
     assert row["queries"] == 156 and row["ndcg@5"] == pytest.approx(float(expected), rel=1e-12)
 
@@ -769,3 +806,78 @@ def test_a_qrels_grade_too_large_is_blamed_on_the_qrels(tmp_path):
     line = done.stderr.strip()
     assert line.startswith("fastndcg: error: gains reach inf") and "good.run" not in line
     assert f"(the largest grade, 1e+06, is on line 3 of {qrels})" in line
+
+
+def test_version():
+    run = cli("--version")
+    assert run.stdout.strip() == f"fastndcg {fastndcg.__version__}"
+
+
+def test_presets_lists_every_preset_with_its_settings():
+    text = cli("presets").stdout
+    for name, preset in fastndcg.presets().items():
+        assert f"{name}: {preset.tool}\n" in text
+    assert "lightgbm: LightGBM ndcg@k" in text and "zero_idcg 'one'" in text
+
+
+@pytest.mark.parametrize("how", [["-q"], ["--per-query", "-"]])
+def test_per_query_lines_are_trec_eval_s(how):
+    """The per-query lines of trec_eval -q, bit for bit on its own test files (4 decimals)."""
+    out = cli(
+        "score", TREC / "qrels.test", TREC / "results.test", "--preset", "trec_eval",
+        "-k", "all,5,10,15,20,30,100,200,500,1000", *how,
+    ).stdout  # fmt: skip
+    expected = [
+        line
+        for line in (TREC / "out.test.aq").read_text().splitlines()
+        if line.split("\t")[0].strip() == "ndcg" or line.startswith("ndcg_cut_")
+    ]
+    assert sorted(out.splitlines()) == sorted(expected)
+
+
+def test_trec_eval_s_argument_order_is_read_and_the_other_order_named(tmp_path):
+    qrels, run = TREC / "qrels.test", TREC / "results.test"
+    named = cli("score", "--qrels", qrels, "--run", run, "-k", "10", "--format", "json")
+    positional = cli("score", qrels, run, "-k", "10", "--format", "json")
+    assert json.loads(positional.stdout) == json.loads(named.stdout)
+    swapped = cli("score", run, qrels, check=False)
+    assert swapped.returncode == 2
+    assert "looks like a TREC run" in swapped.stderr and "--qrels QRELS --run RUN" in swapped.stderr
+    alone = cli("score", qrels, check=False)  # a qrels file alone, read as predictions
+    assert alone.returncode == 2
+    assert "it looks like a TREC qrels file; score TREC files with --qrels" in alone.stderr
+
+
+def test_trec_runs_without_a_preset_say_how_trec_eval_differs():
+    args = ["score", "--qrels", TREC / "qrels.test", "--run", TREC / "results.test", "-k", "10"]
+    note = cli(*args).stderr.strip()
+    assert note.startswith("fastndcg: note: ") and "--preset trec_eval" in note
+    assert len(note.splitlines()) == 1
+    assert cli(*args, "--preset", "trec_eval").stderr == ""
+
+
+def test_json_has_one_shape_whatever_the_number_of_inputs():
+    runs = [TREC / "results.test", TREC / "results.trunc"]
+    for n in (1, 2):
+        argv = ["score", "--qrels", TREC / "qrels.test", "-k", "10", "--format", "json"]
+        argv += [arg for run in runs[:n] for arg in ("--run", run)]
+        out = json.loads(cli(*argv).stdout)
+        assert set(out) == {"definition", "results"} and len(out["results"]) == n
+
+
+def test_the_first_compile_announces_itself_on_a_terminal(monkeypatch, capsys):
+    from fastndcg import cli as command
+    from fastndcg._backends import get_backend
+
+    backend = get_backend("numba")
+    if backend is None:
+        pytest.skip("numba is not available in this run")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(type(backend), "scoring_kernel_cached", lambda self: False)
+    args = command.build_parser().parse_args(["score", str(PREDICTIONS)])
+    command._announce_a_compile(args)
+    err = capsys.readouterr().err
+    assert err.startswith("fastndcg: compiling the kernels on first use") and err.count("\n") == 1
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)  # piped or logged: silent
+    command._announce_a_compile(args)
+    assert capsys.readouterr().err == ""

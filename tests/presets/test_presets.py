@@ -353,12 +353,12 @@ def test_command_line(tmp_path):
         "score", tmp_path / "p.parquet", "--preset", "lightgbm", "-k", "1,3", "--format", "json"
     )
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    (data,) = json.loads(out.stdout)["results"]
     expected = fastndcg.ndcg(GRADES, SCORES, qid=QID, preset="lightgbm", k=[1, 3])
     assert data["ndcg@1"] == pytest.approx(expected.mean[0], rel=1e-12)
     assert data["ndcg@3"] == pytest.approx(expected.mean[1], rel=1e-12)
     out = cli("score", tmp_path / "p.parquet", "--compare-presets", "-k", "3", "--format", "json")
-    rows = json.loads(out.stdout)
+    rows = json.loads(out.stdout)["results"]
     assert [r["definition"] for r in rows] == [
         n for n in NAMES if fastndcg.presets()[n].options["ties"] != "docid_desc"
     ]

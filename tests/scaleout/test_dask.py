@@ -406,7 +406,7 @@ def test_command_line_on_a_dask_cluster(client, table, tmp_path):
             status = main(["score", str(tmp_path), "--engine", "dask", "--cluster", address,
                            "-k", "1,10,all", "--format", "json", *extra])  # fmt: skip
         assert status == 0
-        row = json.loads(out.getvalue())
+        (row,) = json.loads(out.getvalue())["results"]
         assert row["queries"] == expected.n_queries
         assert row["skipped"] == int(expected.n_skipped.max())
         for k, mean in zip(expected.k, expected.mean, strict=True):

@@ -263,7 +263,7 @@ def test_command_line_with_spark(spark, range_files):
             status = main(["score", str(range_files), "--engine", "spark", "-k", "1,10,all",
                            "--format", "json", *extra])  # fmt: skip
         assert status == 0
-        row = json.loads(out.getvalue())
+        (row,) = json.loads(out.getvalue())["results"]
         assert row["queries"] == expected.n_queries
         for k, mean in zip(expected.k, expected.mean, strict=True):
             assert row[f"ndcg{'' if k is None else f'@{k}'}"] == pytest.approx(mean, rel=1e-12)

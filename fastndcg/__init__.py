@@ -5,7 +5,15 @@ The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit
 
 from fastndcg._api import ndcg
 from fastndcg._backends import available_backends
-from fastndcg._compare import Comparison, compare_definitions
+from fastndcg._compare import (
+    Comparison,
+    PairedComparison,
+    compare,
+    compare_definitions,
+    compare_runs,
+    compare_table,
+)
+from fastndcg._compare.explain import QueryExplanation, explain
 from fastndcg._errors import (
     BackendUnavailableError,
     ColumnNotFoundError,
@@ -36,11 +44,17 @@ __all__ = [
     "NDCGResult",
     "OptionError",
     "OptionTypeError",
+    "PairedComparison",
     "Preset",
+    "QueryExplanation",
     "Scorer",
     "__version__",
     "available_backends",
+    "compare",
     "compare_definitions",
+    "compare_runs",
+    "compare_table",
+    "explain",
     "ndcg",
     "ndcg_parquet",
     "ndcg_run",

@@ -10,12 +10,14 @@ comments):
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from fastndcg._core.coerce import checked_stats
 from fastndcg._core.definition import Definition
+from fastndcg._core.layout import Layout
 from fastndcg._core.options import RUN, data_options, parse, split_options
 from fastndcg._errors import InputError, OptionError
 from fastndcg._io.trec_join import (
@@ -33,6 +35,7 @@ from fastndcg._io.trec_text import (
     read_run,
 )
 from fastndcg._presets import accepts_preset
+from fastndcg._presets.apply import resolve
 from fastndcg._result import NDCGResult
 
 __all__ = ["QRELS_COLUMNS", "RUN_COLUMNS", "ndcg_run", "read_qrels", "read_run"]
@@ -88,6 +91,58 @@ def ndcg_run(
         ``n_missing`` counts judged queries absent from the run and ``n_unjudged`` the run's
         queries without judgments (ignored).
     """
+    prepared = _prepare(qrels, run, judged_only, missing, max_docs, options)
+    definition, layout = prepared.definition, prepared.layout
+    with definition.threads():
+        try:
+            dcg, idcg = definition.score(layout, tie_key=prepared.tie_key, **prepared.ideal)
+        except OptionError as exc:
+            judged_grades = prepared.judged_grades
+            if exc.option != "gain" or not judged_grades.size:
+                raise
+            # gains too large for float64 sums: every grade comes from the judgments
+            row = int(np.argmax(np.abs(judged_grades)))
+            place = prepared.qrels_row(row)
+            raise exc.extended(
+                f" (the largest grade, {judged_grades[row]:g}, is on {place})", where=place
+            ) from exc
+    codes = prepared.codes
+    query_ids = layout.query_ids
+    reported = codes.reported(len(query_ids))
+    if reported is not None:  # the run's queries without judgments are scored, not reported
+        query_ids, dcg, idcg = query_ids[reported], dcg[reported], idcg[reported]
+    return definition.finish(
+        query_ids,
+        dcg,
+        idcg,
+        extra={"n_missing": len(prepared.absent), "n_unjudged": codes.n_unjudged},
+    )
+
+
+class Prepared(NamedTuple):
+    """A run joined with its judgments, as :func:`ndcg_run` scores it (before the kernel)."""
+
+    definition: Definition
+    layout: Layout
+    tie_key: np.ndarray | None
+    ideal: dict[str, np.ndarray]
+    codes: RunCodes
+    absent: Any
+    judged_grades: np.ndarray
+    qrels_row: Callable[[int], str]
+    run_rows: np.ndarray | None  # the run row of each kept row (None: every row kept)
+    run_table: Any
+
+
+def _prepare(
+    qrels: Any,
+    run: Any,
+    judged_only: bool,
+    missing: str,
+    max_docs: int | None,
+    options: dict[str, Any],
+) -> Prepared:
+    """Read, check and join ``run`` with ``qrels``: what :func:`ndcg_run` then scores."""
     missing = parse("missing", missing)
     ours, _ = split_options(options, "ndcg_run()", data_options(RUN))
     ours.setdefault("ideal", "global")
@@ -163,24 +218,29 @@ def ndcg_run(
                 judgments_table, judged_grades, absent if missing == "zero" else None
             )
             ideal = {"ideal_grades": ideal_grades, "ideal_offsets": ideal_offsets}
-        try:
-            dcg, idcg = definition.score(layout, tie_key=tie_key, **ideal)
-        except OptionError as exc:
-            if exc.option != "gain" or not judged_grades.size:
-                raise
-            # gains too large for float64 sums: every grade comes from the judgments
-            row = int(np.argmax(np.abs(judged_grades)))
-            place = qrels_row(row)
-            raise exc.extended(
-                f" (the largest grade, {judged_grades[row]:g}, is on {place})", where=place
-            ) from exc
-    query_ids = layout.query_ids
-    reported = codes.reported(len(query_ids))
-    if reported is not None:  # the run's queries without judgments are scored, not reported
-        query_ids, dcg, idcg = query_ids[reported], dcg[reported], idcg[reported]
-    return definition.finish(
-        query_ids,
-        dcg,
-        idcg,
-        extra={"n_missing": len(absent), "n_unjudged": codes.n_unjudged},
+    return Prepared(
+        definition,
+        layout,
+        tie_key,
+        ideal,
+        codes,
+        absent,
+        judged_grades,
+        qrels_row,
+        None if keep is None else np.flatnonzero(keep),
+        run_table,
     )
+
+
+def prepare_run(qrels: Any, run: Any, *, preset: Any = None, **options: Any) -> Prepared:
+    """``run`` joined with ``qrels`` as :func:`ndcg_run` with these options scores it.
+
+    For :meth:`fastndcg.PairedComparison.explain`. Options are those of :func:`ndcg_run` (a
+    preset's settings merged as there).
+    """
+    _, options, _ = resolve("ndcg_run", preset, options)
+    judged_only = options.pop("judged_only", False)
+    missing = options.pop("missing", "zero")
+    max_docs = options.pop("max_docs", None)
+    options.pop("weights", None)
+    return _prepare(qrels, run, judged_only, missing, max_docs, options)

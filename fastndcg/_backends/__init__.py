@@ -1,7 +1,8 @@
 """The backends: the only place that knows how NDCG is computed on a machine.
 
 A backend is one object behind the :class:`Backend` protocol. It scores plans, scans columns,
-finds runs of equal query ids and joins TREC runs with their judgments. The rest of the package
+finds runs of equal query ids, joins TREC runs with their judgments and draws the resamples of
+the paired tests of :func:`fastndcg.compare`. The rest of the package
 talks to the object it gets from :func:`resolve_backend` and never imports a kernel.
 
 Two backends are registered here: ``"numba"`` (parallel Numba kernels on the thread pool of
@@ -112,6 +113,42 @@ class Backend(Protocol):
         """Which run rows are among the first ``max_docs`` of their query's ranking.
 
         By ``scores`` descending, ties by ``tie_key`` ascending (None: run order).
+        """
+        ...
+
+    def signflip_sums(
+        self,
+        diffs: np.ndarray,
+        key: int,
+        exact: bool,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        r"""Sign-flipped sums :math:`T^*_{ic} = \sum_j s_{ij} d_{cj}`: (n_resamples, n_columns).
+
+        ``diffs`` (float64, C-contiguous, shape (n_columns, n)) holds one comparison per row.
+        Resample ``i`` negates query ``j`` when bit ``j mod 64`` of its ``j // 64``-th random
+        word is set (the streams of :mod:`fastndcg._compare.rng`, keyed by ``key``); with
+        ``exact`` (``n <= 63``) when bit ``j`` of ``i`` itself is set. Sums run over the
+        queries in order: every backend, thread count and split into ``n_chunks`` chunks of
+        resamples gives the same bits.
+        """
+        ...
+
+    def bootstrap_sums(
+        self,
+        values: np.ndarray,
+        key: int,
+        thresholds: np.ndarray,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        """Paired bootstrap sums of each row of ``values`` (n_columns, n): (n_resamples, n_columns).
+
+        Resample ``i`` draws ``n`` queries with replacement (the same draws for every row) from
+        the streams keyed by ``key``, with the Poisson ``thresholds`` of
+        :func:`fastndcg._compare.rng.poisson_bounds`; bit-identical on every backend, thread
+        count and chunking.
         """
         ...
 

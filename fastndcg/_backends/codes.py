@@ -39,3 +39,14 @@ MAX_HISTOGRAM_LEVELS = 256
 SPLITMIX_GOLDEN = 0x9E3779B97F4A7C15
 SPLITMIX_MIX1 = 0xBF58476D1CE4E5B9
 SPLITMIX_MIX2 = 0x94D049BB133111EB
+
+# Domains of the resampling streams of fastndcg.compare (see fastndcg/_compare/rng.py): each
+# kind of draw hashes the seed with its own constant, so the streams never coincide.
+SIGN_DOMAIN = 0x5349474E464C4950  # "SIGNFLIP"
+BOOTSTRAP_DOMAIN = 0x424F4F5453545250  # "BOOTSTRP"
+POISSON_DOMAIN = 0x504F4953534F4E00  # "POISSON" + attempt
+TOPUP_DOMAIN = 0x544F505550445257  # "TOPUPDRW"
+# Entries of a Poisson threshold table of the bootstrap kernels (enough for any rate below 1).
+POISSON_WIDTH = 12
+# Resamples the resampling kernels advance together (a chunk of resamples starts at a multiple).
+RESAMPLE_LANES = 64

@@ -72,3 +72,17 @@ def by_query_chunks(offsets: np.ndarray, work: Callable[[int, int], T], threads:
     """``work(q0, q1)`` over chunks of queries of about equal rows, on ``threads`` threads."""
     bounds = chunk_bounds(offsets, 4 * threads)
     return run_chunks(lambda c: work(bounds[c], bounds[c + 1]), bounds.size - 1, threads)
+
+
+def resample_bounds(n_resamples: int, n_chunks: int, lanes: int) -> np.ndarray:
+    """Split ``range(n_resamples)`` into at most ``n_chunks`` runs starting at lane blocks.
+
+    Every chunk starts at a multiple of ``lanes``: the resampling kernels advance ``lanes``
+    resamples together. A chunk starting elsewhere would compute the same values (resample
+    ``i`` depends on ``i`` only), in more passes.
+    """
+    blocks = -(-n_resamples // lanes)
+    n_chunks = max(1, min(n_chunks, blocks))
+    bounds = np.linspace(0, blocks, n_chunks + 1).astype(np.int64) * lanes
+    bounds[-1] = n_resamples
+    return np.unique(bounds)

@@ -42,6 +42,11 @@ GROUPINGS = ("stream", "memory")  # how ndcg_parquet groups rows into queries
 ENGINES = ("dask", "spark")  # where fastndcg.dask / fastndcg.spark run
 VALIDATIONS = ("ranges", "exact")  # how colocated=True is checked there
 FORMATS = ("table", "json", "csv")  # the command's output formats
+# paired comparisons (fastndcg.compare)
+TESTS = ("randomization", "t", "bootstrap", "wilcoxon")
+CORRECTIONS = ("holm", "bonferroni", "bh")  # or None
+PAIRING = ("error", "zero", "intersection")  # queries some systems lack
+COMPARE_FORMATS = ("table", "json", "csv", "markdown", "latex")  # fastndcg compare's formats
 
 
 def plain(value: Any) -> Any:

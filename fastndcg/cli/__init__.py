@@ -1,7 +1,9 @@
-"""The ``fastndcg`` command: score predictions or TREC runs, show runtime facts, warm up.
+"""The ``fastndcg`` command: score, compare systems, explain a query, runtime facts, warm up.
 
 Exit status: 0 on success, 2 for bad input or options (one line on stderr), 130 when
-interrupted, 1 for a fault of fastndcg itself (``--debug`` shows its traceback).
+interrupted, 1 for a fault of fastndcg itself (``--debug`` shows its traceback), and 1 from
+``fastndcg compare --fail-if-worse`` when a system is significantly worse than the baseline
+(one line on stderr naming them).
 """
 
 from __future__ import annotations
@@ -104,6 +106,11 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         print(preset_listing(), flush=True)
         return 0
     given = set(vars(build_parser(keep_defaults=False).parse_args(argv))) - {"debug"}
+    if args.command in ("compare", "explain"):
+        from fastndcg.cli.compare import compare_command, explain_command
+
+        run = compare_command if args.command == "compare" else explain_command
+        return run(args, given)
     trec_eval_order(args)
     check_inputs(args, given)
     if args.compare_presets is not None:

@@ -14,7 +14,7 @@ import ast
 import re
 from typing import Any
 
-from fastndcg._core.options import COMMAND_OPTIONS, OPTIONS
+from fastndcg._core.options import option_named
 from fastndcg._errors import COMMAND, FastNDCGError, spell
 
 # "or None" of a Python signature: the command's way is to leave the flag out
@@ -48,7 +48,7 @@ def _flag_words(reference: str) -> str:
     name, equals, text = reference.partition("=")
     if not equals and " " in reference:  # a name and its value in words: preset 'trec_eval'
         name, equals, text = reference.partition(" ")
-    option = OPTIONS.get(name) or COMMAND_OPTIONS.get(name)
+    option = option_named(name)
     if option is None or not name.isidentifier():  # a value alone, or not an option
         value = _literal(reference)
         return reference if value is _UNPARSED else _value_words(value, None)

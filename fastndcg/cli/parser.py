@@ -1,9 +1,11 @@
-"""The argument parser of the ``fastndcg`` command, generated from the option table.
+"""The argument parser of the ``fastndcg`` command, generated from the option tables.
 
-Every flag of ``fastndcg score`` is an option of :mod:`fastndcg._core.options`: its name,
-default, choices and help come from there, and its value lands in the namespace under the
-option's Python keyword. This module adds only how text becomes a value where argparse's
-own types do not do (cutoffs, gain tables, decimals, preset lists).
+Every flag of ``fastndcg score``, ``compare`` and ``explain`` is an option of
+:mod:`fastndcg._core.options`: its name, default, choices and help come from there, and its
+value lands in the namespace under the option's Python keyword. ``compare`` takes the scoring's
+options and the comparison's (:data:`~fastndcg._core.options.COMPARE_OPTIONS`), whose ``--seed``
+and ``--missing`` replace the scoring's (see there). This module adds only how text becomes a
+value where argparse's own types do not do (cutoffs, gain tables, decimals, preset lists).
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from __future__ import annotations
 import argparse
 from typing import Any, NoReturn
 
-from fastndcg._core.options import COMMAND_OPTIONS, GROUPS, Option
+from fastndcg._core.options import (
+    COMMAND_OPTIONS,
+    COMPARE_COMMAND,
+    COMPARE_COMMAND_OPTIONS,
+    COMPARE_OPTIONS,
+    EXPLAIN_COMMAND,
+    GROUPS,
+    Option,
+)
 from fastndcg._core.vocabulary import GAIN_NAMES
 from fastndcg._errors import NOT_GIVEN
 from fastndcg._presets import PRESETS
@@ -140,6 +150,30 @@ _EXAMPLES = """examples:
   fastndcg score predictions.parquet --compare-presets sklearn,lightgbm
   fastndcg score predictions.parquet --format json --per-query per_query.parquet
 """
+_COMPARE_EXAMPLES = """examples:
+  fastndcg compare --qrels qrels.txt --run bm25.run --run dense.run -k 10
+  fastndcg compare --qrels qrels.txt --run prod.run --run new.run --baseline prod --fail-if-worse
+  fastndcg compare predictions.parquet --grade label --scores A=score_a,B=score_b --test t
+  fastndcg compare --qrels q.txt --run a.run --run b.run --format latex --plot forest.png
+
+systems are named after their run files (the stem: bm25.run is bm25); runs whose stems clash
+take their whole file names (results.test, results.trunc), and directories where those clash
+too (x/run.txt, y/run.txt). With prediction files, the
+systems are the score columns of --scores (NAME=COLUMN, or COLUMN named after itself), or,
+with several files, the files (their --score column), named after them.
+"""
+_EXPLAIN_EXAMPLES = """examples:
+  fastndcg explain --qrels qrels.txt --run bm25.run --run dense.run --query 301 -k 10
+  fastndcg explain predictions.parquet --grade label --scores A=score_a,B=score_b --query 17
+"""
+# options of `fastndcg score` that compare and explain do not take (the comparison's own seed
+# and missing replace the scoring's; --scores replaces --score for prediction files)
+_SCORE_ONLY = frozenset(
+    {
+        *("compare_presets", "engine", "cluster", "colocated", "per_query", "digits", "format"),
+        *("batch_rows", "group", "progress"),  # files are read whole: every row is needed
+    }
+)
 
 
 def _add(group: Any, option: Option) -> None:
@@ -174,6 +208,44 @@ def _add(group: Any, option: Option) -> None:
     )
 
 
+def _add_options(parser: argparse.ArgumentParser, options: list[Option]) -> None:
+    """``options`` as flags of ``parser``, in the groups of :data:`GROUPS`."""
+    exclusive = {name: group for group in _EXCLUSIVE for name in group}
+    made: dict[tuple[str, ...], Any] = {}
+    for key, title in GROUPS.items():
+        listed = [option for option in options if option.group == key and option.flag]
+        if not listed:
+            continue
+        section = parser.add_argument_group(title)
+        for option in listed:
+            target = section
+            if option.name in exclusive and all(
+                any(o.name == other for o in options) for other in exclusive[option.name]
+            ):
+                pair = exclusive[option.name]
+                if pair not in made:
+                    made[pair] = section.add_mutually_exclusive_group()
+                target = made[pair]
+            _add(target, option)
+
+
+def comparing_options(command: str) -> list[Option]:
+    """The options of ``fastndcg compare`` or ``fastndcg explain`` (``command``)."""
+    own = [o for o in COMPARE_COMMAND_OPTIONS.values() if command in o.entries]
+    taken = {o.name for o in own}
+    if command == COMPARE_COMMAND:
+        own += list(COMPARE_OPTIONS.values())
+        taken |= set(COMPARE_OPTIONS)
+    scoring = [
+        option
+        for name, option in COMMAND_OPTIONS.items()
+        if name not in _SCORE_ONLY and name not in taken and name != "score"
+    ]
+    if command == EXPLAIN_COMMAND:
+        scoring = [option for option in scoring if option.name != "missing"]
+    return scoring + own
+
+
 def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     """The argument parser of the ``fastndcg`` command.
 
@@ -206,23 +278,39 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
     score.add_argument(
         "predictions", nargs="*", help="Parquet file(s) or directory, or CSV/TSV files"
     )
-    exclusive = {name: group for group in _EXCLUSIVE for name in group}
-    made: dict[tuple[str, ...], Any] = {}
-    for key, title in GROUPS.items():
-        section = score.add_argument_group(title)
-        for option in COMMAND_OPTIONS.values():
-            if option.group != key or option.flag is None:
-                continue
-            target = section
-            if option.name in exclusive:
-                pair = exclusive[option.name]
-                if pair not in made:
-                    made[pair] = section.add_mutually_exclusive_group()
-                target = made[pair]
-            _add(target, option)
+    _add_options(score, list(COMMAND_OPTIONS.values()))
+    compare = commands.add_parser(
+        "compare",
+        help="compare systems: paired tests, confidence intervals, corrections",
+        description=(
+            "Compare the per-query NDCG of several systems (TREC runs against qrels, or score\n"
+            "columns of a predictions file) with paired significance tests, per cutoff."
+        ),
+        epilog=_COMPARE_EXAMPLES,
+        formatter_class=_DefaultsFormatter,
+    )
+    compare.add_argument(
+        "predictions", nargs="*", help="a predictions file (Parquet, CSV/TSV) with score columns"
+    )
+    _add_options(compare, comparing_options(COMPARE_COMMAND))
+    explain = commands.add_parser(
+        "explain",
+        help="show why one query scored as it did (ranked lists, gains, discounts, ideal)",
+        description=(
+            "Show one query's ranked list for each system: rank, document, score, grade, gain,\n"
+            "discount, contribution and cumulative DCG, tie groups, and the ideal ranking."
+        ),
+        epilog=_EXPLAIN_EXAMPLES,
+        formatter_class=_DefaultsFormatter,
+    )
+    explain.add_argument(
+        "predictions", nargs="*", help="a predictions file (Parquet, CSV/TSV) with score columns"
+    )
+    _add_options(explain, comparing_options(EXPLAIN_COMMAND))
     if not keep_defaults:
-        for action in score._actions:
-            action.default = argparse.SUPPRESS
+        for sub in (score, compare, explain):
+            for action in sub._actions:
+                action.default = argparse.SUPPRESS
     commands.add_parser("presets", help="the presets: each tool's definition and its settings")
     commands.add_parser("info", help="versions, backend, threading layer, threads, cache directory")
     commands.add_parser("warmup", help="compile the kernels now (into the Numba cache)")
@@ -231,5 +319,8 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
 
 def flag_words(name: str) -> str:
     """How listings name option ``name`` on the command line (``--progress/--no-progress``)."""
-    flag = COMMAND_OPTIONS[name].flag
-    return name if flag is None else flag.shown
+    for table in (COMMAND_OPTIONS, COMPARE_OPTIONS, COMPARE_COMMAND_OPTIONS):
+        if name in table:
+            flag = table[name].flag
+            return name if flag is None else flag.shown
+    return name

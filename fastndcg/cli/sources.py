@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._compare import ENTRY_POINTS, compare_definitions
+from fastndcg._compare.definitions import ENTRY_POINTS, compare_definitions
 from fastndcg._core.options import COMMAND_OPTIONS, DEFINITION, PARQUET, RUN, RUN_ONLY
 from fastndcg._errors import FastNDCGError, InputError, OptionError
 from fastndcg._io.trec_text import read_once

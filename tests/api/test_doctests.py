@@ -7,7 +7,14 @@ import importlib
 
 import pytest
 
-MODULES = ["fastndcg._api", "fastndcg._sklearn", "fastndcg._tables", "fastndcg.stream"]
+MODULES = [
+    "fastndcg._api",
+    "fastndcg._sklearn",
+    "fastndcg._tables",
+    "fastndcg.stream",
+    "fastndcg._compare.runs",
+    "fastndcg._compare.explain",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

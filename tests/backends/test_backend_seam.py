@@ -45,6 +45,8 @@ def test_the_seam_lists_the_operations_the_package_uses():
         "docid_ranks",
         "first_ranked",
         "threads",
+        "signflip_sums",
+        "bootstrap_sums",
     } <= set(OPERATIONS)
 
 
@@ -127,6 +129,38 @@ def test_the_backends_cut_rankings_alike():
                 for name in BACKENDS
             ]
             np.testing.assert_array_equal(kept[0], kept[1])
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_every_backend_resamples_the_documented_shapes(name):
+    """signflip_sums and bootstrap_sums: (resamples, columns); exact signs enumerate 2**n."""
+    from fastndcg._compare import rng
+
+    backend = get_backend(name)
+    d = np.array([[0.5, -0.25, 0.125], [1.0, 2.0, 4.0]])
+    sums = backend.signflip_sums(d, rng.sign_key(0), True, 8)
+    assert sums.shape == (8, 2)
+    signs = 1.0 - 2.0 * ((np.arange(8)[:, None] >> np.arange(3)[None, :]) & 1)
+    np.testing.assert_array_equal(sums, signs @ d.T)  # small exact values: any order agrees
+    ones = np.ones((1, 50))
+    boot = backend.bootstrap_sums(ones, rng.bootstrap_key(1), rng.poisson_bounds(50), 130)
+    assert boot.shape == (130, 1) and np.all(boot == 50.0)  # n draws with replacement
+
+
+@needs_both
+@pytest.mark.parametrize(("columns", "n"), [(1, 7), (3, 64), (6, 1500)])
+def test_the_backends_resample_alike(columns, n):
+    """Bit for bit, whatever the chunking of the resamples (compare's reproducibility)."""
+    from fastndcg._compare import rng
+
+    d = np.random.default_rng(n).normal(0.0, 0.3, (columns, n))
+    numba, numpy = get_backend("numba"), get_backend("numpy")
+    key, boot_key, bounds = rng.sign_key(3), rng.bootstrap_key(3), rng.poisson_bounds(n)
+    flips = numpy.signflip_sums(d, key, False, 333)
+    boots = numpy.bootstrap_sums(d, boot_key, bounds, 333)
+    for chunks in (None, 1, 5):
+        np.testing.assert_array_equal(numba.signflip_sums(d, key, False, 333, chunks), flips)
+        np.testing.assert_array_equal(numba.bootstrap_sums(d, boot_key, bounds, 333, chunks), boots)
 
 
 class _Wrapped:

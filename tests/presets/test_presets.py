@@ -412,7 +412,7 @@ def _short(value):
     return short(value)
 
 
-@pytest.mark.parametrize("name", ["fastndcg._presets.registry", "fastndcg._compare"])
+@pytest.mark.parametrize("name", ["fastndcg._presets.registry", "fastndcg._compare.definitions"])
 def test_docstring_examples(name):
     failures, tried = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failures == 0

@@ -8,6 +8,7 @@ backend is first loaded, never at ``import fastndcg``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,7 @@ from fastndcg._backends import tuning
 from fastndcg._backends.abi import ColumnStats, DocumentIds, KernelArgs, Plan, readonly
 from fastndcg._backends.numpy import scan as numpy_scan
 from fastndcg._backends.numpy import trec as numpy_trec
-from fastndcg._backends.parallel import by_query_chunks, chunk_bounds, run_chunks
+from fastndcg._backends.parallel import by_query_chunks, chunk_bounds, resample_bounds, run_chunks
 from fastndcg._errors import OptionError
 
 # query id dtypes the run-bound kernel reads (native byte order); others are compared by NumPy
@@ -310,6 +311,59 @@ class NumbaBackend:
             self.thread_count(),
         )
         return keep
+
+    # -- resampling (fastndcg.compare) -----------------------------------------------------
+
+    @functools.cached_property
+    def _resample(self) -> Any:
+        """The resampling kernels, imported on first use (scoring never needs them)."""
+        from fastndcg._backends.numba import resample
+
+        return resample
+
+    def _resamples(
+        self, kernel: Any, args: tuple, n_resamples: int, n_cols: int, n_chunks: int | None
+    ) -> np.ndarray:
+        """``kernel(*args, start, stop, out)`` over chunks of resamples on the thread pool."""
+        out = np.empty((n_resamples, n_cols))
+        threads = self.thread_count()
+        if n_chunks is None:
+            n_chunks = threads * tuning.CHUNKS_PER_THREAD if threads > 1 else 1
+        bounds = resample_bounds(n_resamples, n_chunks, self._resample.LANES)
+        run_chunks(
+            lambda c: kernel(*args, int(bounds[c]), int(bounds[c + 1]), out),
+            bounds.size - 1,
+            threads,
+        )
+        return out
+
+    def signflip_sums(
+        self,
+        diffs: np.ndarray,
+        key: int,
+        exact: bool,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        """Sign-flipped sums of every row of ``diffs``, chunks of resamples on threads."""
+        args = (diffs, np.uint64(key), bool(exact))
+        return self._resamples(
+            self._resample.signflip_sums, args, n_resamples, diffs.shape[0], n_chunks
+        )
+
+    def bootstrap_sums(
+        self,
+        values: np.ndarray,
+        key: int,
+        thresholds: np.ndarray,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        """Bootstrap sums of every row of ``values``, chunks of resamples on threads."""
+        args = (values, np.ascontiguousarray(values.T), np.uint64(key), thresholds)
+        return self._resamples(
+            self._resample.bootstrap_sums, args, n_resamples, values.shape[0], n_chunks
+        )
 
     # -- the compile cache -------------------------------------------------------------------
 

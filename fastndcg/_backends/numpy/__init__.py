@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
-from fastndcg._backends.numpy import scan, score, trec
+from fastndcg._backends.numpy import resample, scan, score, trec
 from fastndcg._errors import OptionError
 
 
@@ -123,3 +123,35 @@ class NumpyBackend:
         keep = np.zeros(n, dtype=bool)
         keep[ranking[rank < max_docs]] = True
         return keep
+
+    # -- resampling (fastndcg.compare) -----------------------------------------------------
+
+    def signflip_sums(
+        self,
+        diffs: np.ndarray,
+        key: int,
+        exact: bool,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        """Sign-flipped sums of every row of ``diffs``, all resamples in one call.
+
+        ``n_chunks`` is accepted for the protocol's sake: the result does not depend on it.
+        """
+        out = np.empty((n_resamples, diffs.shape[0]))
+        resample.signflip_sums(diffs, np.uint64(key), exact, 0, n_resamples, out)
+        return out
+
+    def bootstrap_sums(
+        self,
+        values: np.ndarray,
+        key: int,
+        thresholds: np.ndarray,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        """Bootstrap sums of every row of ``values``, all resamples in one call."""
+        rows = np.ascontiguousarray(values.T)
+        out = np.empty((n_resamples, values.shape[0]))
+        resample.bootstrap_sums(values, rows, np.uint64(key), thresholds, 0, n_resamples, out)
+        return out

@@ -1,0 +1,31 @@
+"""Comparisons: one input under several definitions, and systems against each other.
+
+Modules (no module here imports a kernel; the resampling runs behind the backend seam):
+
+* :mod:`.definitions`: :func:`compare_definitions` and :class:`Comparison`, one input scored
+  under several NDCG definitions;
+* :mod:`.runs`: :func:`compare` (paired comparison of systems), :func:`compare_runs` and
+  :func:`compare_table`, option checks and orchestration;
+* :mod:`.align`: pairing queries by id under the missing-query policy;
+* :mod:`.significance`: the tests and intervals; :mod:`.tdist`: Student's t without scipy;
+  :mod:`.multitest`: Holm, Bonferroni and Benjamini-Hochberg adjustments;
+* :mod:`.rng`: the counter-based random streams (keys and Poisson tables) the backends'
+  ``signflip_sums`` and ``bootstrap_sums`` draw from;
+* :mod:`.report`: :class:`PairedComparison` and its tables;
+* :mod:`.explain`: one query's ranked list, row by row; :mod:`.plots`: the figures.
+"""
+
+from fastndcg._compare.definitions import ENTRY_POINTS, Comparison, compare_definitions
+from fastndcg._compare.report import PairedComparison
+from fastndcg._compare.runs import compare, compare_runs, compare_table, system_names
+
+__all__ = [
+    "ENTRY_POINTS",
+    "Comparison",
+    "PairedComparison",
+    "compare",
+    "compare_definitions",
+    "compare_runs",
+    "compare_table",
+    "system_names",
+]

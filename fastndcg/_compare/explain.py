@@ -1,0 +1,893 @@
+r"""Explain one query: its ranked list row by row, as the library scores it.
+
+For a query whose items, ranked by score under the tie rule, have gains
+:math:`G_1, G_2, \dots` and discounts :math:`D(1), D(2), \dots`, an explanation lists every
+rank with its document (or input row), score, grade, gain, discount, contribution
+:math:`G_r D(r)` and cumulative DCG :math:`\sum_{t \le r} G_t D(t)`. With ``ties="average"``
+the items of a tie group each count the group's mean gain (McSherry and Najork's expected DCG),
+so the gain used differs from the item's own. Beside it stands the ideal ranking with the
+IDCG, and DCG@k, IDCG@k and NDCG@k as the library computed them.
+
+How the rows are found: the explanation takes the plan the library scores (the same gains,
+discounts, tie keys and random seeds; :meth:`fastndcg._core.definition.Definition.plan`) and
+ranks the one query's rows in NumPy exactly as the NumPy backend does. The cumulative sums are
+left-to-right sums of ``gain * discount``, which is how that backend sums them; the DCG, IDCG
+and NDCG shown are the library's own values for the query (the result compared, or the query
+scored again), never recomputed from the rows.
+
+Sources of rows (references to the inputs, read again on demand):
+
+- :class:`TableSource`: a table and one of its score columns (:func:`fastndcg.compare_table`);
+- :class:`RunSource`: the qrels (as read once) and a run (:func:`fastndcg.compare_runs`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fastndcg._backends import codes as C
+from fastndcg._backends.abi import Plan
+from fastndcg._core.definition import Definition
+from fastndcg._core.layout import Layout, build_layout
+from fastndcg._core.options import TABLE, data_options, split_options
+from fastndcg._core.vocabulary import plain
+from fastndcg._errors import InputError, OptionError
+from fastndcg._io.arrow import as_arrow, table_layout
+from fastndcg._presets.apply import resolve
+from fastndcg._result import cutoff_label
+
+_TIE_RULES = {
+    "average": "tied items share their ranks: each counts the group's mean gain",
+    "stable": "tied items in input order",
+    "pessimistic": "tied items with the lower gain first",
+    "optimistic": "tied items with the higher gain first",
+    "random": "tied items in a random order (SplitMix64 of the seed and the row)",
+    "docid_desc": "tied items by document id, descending (as trec_eval)",
+    "ranked input": "rows in the order given (no scores: no ties)",
+}
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+# -- the arithmetic of one query ----------------------------------------------------------------
+
+
+def _gains(plan: Plan, grades: np.ndarray) -> np.ndarray:
+    """Gain of every grade under the plan's gain mode (as the backends compute it)."""
+    if plan.gain_mode == C.GAIN_EXP2:
+        return np.exp2(grades.astype(np.float64)) - 1.0
+    if plan.gain_mode == C.GAIN_LINEAR:
+        return grades.astype(np.float64)
+    return plan.gain_table[grades.astype(np.int64)]
+
+
+def _random_keys(seed: int, rows: np.ndarray) -> np.ndarray:
+    """SplitMix64 of (seed, row): the random tie keys of ``ties="random"``."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) + rows.astype(np.uint64) * np.uint64(C.SPLITMIX_GOLDEN)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(C.SPLITMIX_MIX1)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(C.SPLITMIX_MIX2)
+        return z ^ (z >> np.uint64(31))
+
+
+def _ranking(plan: Plan, q: int, gains: np.ndarray) -> np.ndarray:
+    """Positions of query ``q``'s rows in rank order: score descending, then the tie rule."""
+    s, e = int(plan.offsets[q]), int(plan.offsets[q + 1])
+    n = e - s
+    if plan.scores is None:
+        return np.arange(n)
+    scores = plan.scores[s:e].astype(np.float64)
+    mode = plan.tie_mode
+    if mode in (C.TIE_AVERAGE, C.TIE_STABLE):
+        return np.argsort(-scores, kind="stable")
+    if mode == C.TIE_PESSIMISTIC:
+        key: np.ndarray = gains
+    elif mode == C.TIE_OPTIMISTIC:
+        key = -gains
+    elif mode == C.TIE_RANDOM:
+        key = _random_keys(plan.seed, np.arange(s, e))
+    else:
+        key = plan.tie_key[s:e]
+    first = np.argsort(key, kind="stable")
+    then = np.argsort(-scores[first], kind="stable")
+    return first[then]
+
+
+def _tie_groups(ranked_scores: np.ndarray | None) -> np.ndarray:
+    """Group number of every rank: ranks with equal scores next to each other share one."""
+    n = 0 if ranked_scores is None else ranked_scores.size
+    if ranked_scores is None or n == 0:
+        return np.arange(n)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = ranked_scores[1:] != ranked_scores[:-1]
+    return np.cumsum(starts) - 1
+
+
+def _cut(k: int | None, n: int) -> int:
+    return n if k is None else min(k, n)
+
+
+# -- what an explanation holds ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class ListExplanation:
+    """One system's ranked list for one query at one cutoff.
+
+    Attributes
+    ----------
+    system : str or None
+        The system's name (None for :func:`fastndcg.explain`).
+    ties : str
+        The tie rule applied (``"ranked input"`` when the rows came ranked).
+    rows : list of dict
+        One per rank, best first: ``rank``, ``doc`` (document id, ``"row N"`` for a table's
+        input row), ``score``, ``grade``, ``gain``, ``tie`` (the tie group's label, ``""``
+        when alone), ``gain_used`` (the gain the rank counts: the group's mean with
+        ``ties="average"``), ``discount``, ``contribution`` (``gain_used * discount``; 0
+        beyond the cutoff) and ``cumulative`` (the DCG up to this rank).
+    ideal : list of dict
+        The ideal ranking up to the cutoff: ``rank``, ``doc`` (where known), ``grade``,
+        ``gain``, ``discount``, ``contribution``, ``cumulative`` (IDCG up to this rank).
+    dcg, idcg, ndcg : float
+        The library's values for the query at the cutoff (NDCG after the ``zero_idcg`` rule:
+        NaN when skipped).
+    groups : list of dict
+        The tie groups of two or more items: ``label``, ``score``, ``ranks`` (first, last),
+        ``size``, ``mean_gain``.
+    found : bool
+        False when the system has no list for the query (a run without it).
+    notes : list of str
+        What else matters (rows left out by ``judged_only`` or ``max_docs``, ...).
+    """
+
+    system: str | None
+    ties: str
+    rows: list[dict[str, Any]]
+    ideal: list[dict[str, Any]]
+    dcg: float
+    idcg: float
+    ndcg: float
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    found: bool = True
+    notes: list[str] = field(default_factory=list)
+    ideal_kind: str = "recall"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values (NaN as None)."""
+        return {
+            "system": self.system,
+            "found": self.found,
+            "ties": self.ties,
+            "ideal": self.ideal_kind,
+            "dcg": _plain(self.dcg),
+            "idcg": _plain(self.idcg),
+            "ndcg": _plain(self.ndcg),
+            "rows": [{k: _plain(v) for k, v in row.items()} for row in self.rows],
+            "ideal_rows": [{k: _plain(v) for k, v in row.items()} for row in self.ideal],
+            "tie_groups": [{k: _plain(v) for k, v in g.items()} for g in self.groups],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class QueryExplanation:
+    """Why one query scored as it did, for one or more systems (the value of ``explain``).
+
+    Print it for the ranked lists (two systems side by side); :meth:`to_dict` and
+    :meth:`to_json` give the same as data.
+
+    Attributes
+    ----------
+    query_id : object
+        The query.
+    k : int or None
+        The cutoff (None: the whole list).
+    lists : tuple of ListExplanation
+        One per system shown.
+    """
+
+    query_id: Any
+    k: int | None
+    lists: tuple[ListExplanation, ...]
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The ranked rows of the first (or only) list."""
+        return self.lists[0].rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values (NaN as None)."""
+        return {
+            "query_id": _plain(self.query_id),
+            "k": self.k,
+            "systems": [item.to_dict() for item in self.lists],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=str)
+
+    def __repr__(self) -> str:
+        return render(self)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+# -- building an explanation --------------------------------------------------------------------
+
+
+def explain_plan(
+    plan: Plan,
+    q: int,
+    k: int | None,
+    *,
+    grades: np.ndarray,
+    ties: str,
+    ideal_kind: str,
+    values: tuple[float, float, float],
+    docs: Sequence[Any] | None = None,
+    ideal_docs: Sequence[Any] | None = None,
+    system: str | None = None,
+    notes: list[str] | None = None,
+) -> ListExplanation:
+    """The explanation of query ``q`` of ``plan`` at cutoff ``k``.
+
+    ``grades`` are the query's grades as given (the plan may hold precomputed gains),
+    ``docs`` the document id of each of its rows, ``ideal_docs`` those of its judgment list
+    (``ideal="global"``), ``values`` the library's (DCG, IDCG, NDCG).
+    """
+    s, e = int(plan.offsets[q]), int(plan.offsets[q + 1])
+    n = e - s
+    gains = _gains(plan, plan.grades[s:e])
+    order = _ranking(plan, q, gains)
+    ranked_gains = gains[order]
+    ranked_scores = None if plan.scores is None else plan.scores[s:e].astype(np.float64)[order]
+    group = _tie_groups(ranked_scores)
+    sizes = np.bincount(group, minlength=n) if n else np.zeros(0, dtype=np.int64)
+    average = plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE
+    if average and n:
+        sums = np.bincount(group, weights=ranked_gains, minlength=n)
+        used = (sums / np.maximum(sizes, 1))[group]
+    else:
+        used = ranked_gains
+    cut = _cut(k, n)
+    discount = plan.discount
+    contribution = used[:cut] * discount[:cut]
+    cumulative = np.cumsum(contribution)
+    labels = _group_labels(group, sizes)
+    rows = []
+    for r in range(n):
+        p = int(order[r])
+        rows.append(
+            {
+                "rank": r + 1,
+                "doc": None if docs is None else _plain(docs[p]),
+                "score": None if ranked_scores is None else float(ranked_scores[r]),
+                "grade": _plain(grades[p]),
+                "gain": float(ranked_gains[r]),
+                "tie": labels[r],
+                "gain_used": float(used[r]),
+                "discount": float(discount[r]) if r < discount.size else math.nan,
+                "contribution": float(contribution[r]) if r < cut else 0.0,
+                "cumulative": float(cumulative[r]) if r < cut else float(_last(cumulative)),
+            }
+        )
+    groups = [
+        {
+            "label": labels[first],
+            "score": float(ranked_scores[first]) if ranked_scores is not None else math.nan,
+            "ranks": (first + 1, first + int(sizes[g])),
+            "size": int(sizes[g]),
+            "mean_gain": float(used[first])
+            if average
+            else float(np.mean(ranked_gains[group == g])),
+        }
+        for g, first in _group_starts(group, sizes)
+    ]
+    ideal = _ideal_rows(
+        plan, q, k, ranked_gains, used, group, sizes, order, docs, ideal_docs, grades
+    )
+    ideal_kind = "max" if plan.ideal_mode == C.IDEAL_MAX else ideal_kind
+    return ListExplanation(
+        system=system,
+        ties=ties,
+        rows=rows,
+        ideal=ideal,
+        dcg=values[0],
+        idcg=values[1],
+        ndcg=values[2],
+        groups=groups,
+        notes=list(notes or []),
+        ideal_kind=ideal_kind,
+    )
+
+
+def _last(values: np.ndarray) -> float:
+    return float(values[-1]) if values.size else 0.0
+
+
+def _group_starts(group: np.ndarray, sizes: np.ndarray) -> list[tuple[int, int]]:
+    """(group, first rank index) of every group of two or more."""
+    if group.size == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    return [(int(group[i]), int(i)) for i in starts if sizes[group[i]] > 1]
+
+
+def _group_labels(group: np.ndarray, sizes: np.ndarray) -> list[str]:
+    labels = [""] * group.size
+    for number, (g, first) in enumerate(_group_starts(group, sizes), start=1):
+        for r in range(first, first + int(sizes[g])):
+            labels[r] = f"T{number}"
+    return labels
+
+
+def _ideal_rows(
+    plan: Plan,
+    q: int,
+    k: int | None,
+    ranked_gains: np.ndarray,
+    used: np.ndarray,
+    group: np.ndarray,
+    sizes: np.ndarray,
+    order: np.ndarray,
+    docs: Sequence[Any] | None,
+    ideal_docs: Sequence[Any] | None,
+    shown: np.ndarray,
+) -> list[dict[str, Any]]:
+    """The ideal ranking of query ``q`` up to the cutoff, as the library forms the IDCG."""
+    n = ranked_gains.size
+    discount = plan.discount
+    if plan.ideal_mode == C.IDEAL_MAX:
+        slots = n if k is None else k
+        prefix = plan.discount_prefix
+        return [
+            {
+                "rank": r + 1,
+                "doc": None,
+                "grade": None,
+                "gain": plan.max_gain,
+                "discount": float(discount[r]),
+                "contribution": plan.max_gain * float(discount[r]),
+                # the library multiplies the gain by the summed discounts
+                "cumulative": plan.max_gain * float(prefix[r + 1]),
+            }
+            for r in range(slots)
+        ]
+    if plan.ideal_mode == C.IDEAL_LOCAL:
+        cut = _cut(k, n)
+        values = ranked_gains[:cut].copy()
+        if plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE and cut:
+            # a tie group straddling the cutoff: each of its slots carries the group's mean
+            ends = np.cumsum(sizes)[group[:cut]]
+            values = np.where(ends > cut, used[:cut], values)
+        best = np.argsort(-values, kind="stable")
+        gains = values[best]
+        names = None if docs is None else [docs[int(order[i])] for i in best]
+        grades = [_plain(shown[int(order[i])]) for i in best]
+    else:
+        i0, i1 = int(plan.ideal_offsets[q]), int(plan.ideal_offsets[q + 1])
+        judged = plan.ideal_grades[i0:i1]
+        all_gains = _gains(plan, judged)
+        best = np.argsort(-all_gains, kind="stable")
+        cut = _cut(k, best.size)
+        best = best[:cut]
+        gains = all_gains[best]
+        source = ideal_docs if plan.ideal_mode == C.IDEAL_GLOBAL else docs
+        names = None if source is None else [source[int(i)] for i in best]
+        grades = [_plain(judged[int(i)]) for i in best]
+    cumulative = np.cumsum(gains * discount[:cut])
+    return [
+        {
+            "rank": r + 1,
+            "doc": None if names is None else _plain(names[r]),
+            "grade": grades[r],
+            "gain": float(gains[r]),
+            "discount": float(discount[r]),
+            "contribution": float(gains[r] * discount[r]),
+            "cumulative": float(cumulative[r]),
+        }
+        for r in range(cut)
+    ]
+
+
+# -- the standalone explain of one list ---------------------------------------------------------
+
+
+def explain(
+    grades: Any,
+    scores: Any = None,
+    *,
+    k: int | None = None,
+    docs: Any = None,
+    preset: Any = None,
+    **options: Any,
+) -> QueryExplanation:
+    """Explain the NDCG of one ranked list: each rank's gain, discount and contribution.
+
+    Parameters
+    ----------
+    grades : array-like
+        The list's relevance grades (one query).
+    scores : array-like, optional
+        Its scores (None: the rows are in ranked order).
+    k : int or None, default None
+        The cutoff (one; None: the whole list).
+    docs : array-like, optional
+        A label for each row (document ids), shown beside it; default its row number.
+    preset : str, optional
+        A tool's definition by name, as :func:`fastndcg.ndcg` takes it.
+    **options
+        Options of :func:`fastndcg.ndcg` (``gain``, ``discount``, ``ties``, ``seed``,
+        ``ideal`` with ``ideal_grades`` for one judgment list, ``zero_idcg``, ...).
+
+    Returns
+    -------
+    QueryExplanation
+        Printable; DCG, IDCG and NDCG are those :func:`fastndcg.ndcg` gives this list.
+
+    Examples
+    --------
+    >>> import fastndcg
+    >>> e = fastndcg.explain([3, 2, 0, 1], [0.9, 0.5, 0.5, 0.1], k=3)
+    >>> [(row["rank"], row["tie"], row["gain_used"]) for row in e.rows]
+    [(1, '', 7.0), (2, 'T1', 1.5), (3, 'T1', 1.5), (4, '', 1.0)]
+    >>> bool(e.lists[0].dcg == fastndcg.ndcg([3, 2, 0, 1], [0.9, 0.5, 0.5, 0.1], k=3).dcg[0, 0])
+    True
+    """
+    if isinstance(k, (list, tuple, np.ndarray)):
+        raise OptionError(
+            "explain shows one cutoff",
+            option="k",
+            value=k,
+            fix="pass one int, or `k=None` for the whole list",
+        )
+    if options.get("qid") is not None or options.get("offsets") is not None:
+        raise OptionError(
+            "explain takes one query's arrays",
+            option="qid" if options.get("qid") is not None else "offsets",
+            value=None,
+            fix="pass that query's grades and scores (or use PairedComparison.explain)",
+        )
+    _, merged, rules = resolve("ndcg", preset, {**options, "k": k})
+    merged.pop("qid", None)
+    merged.pop("offsets", None)
+    weights = merged.pop("weights", None)
+    ideal_inputs = {name: merged.pop(name) for name in list(merged) if name.startswith("ideal_")}
+    ours, _ = split_options(merged, "explain()", ())
+    definition = Definition.create(**ours)
+    definition.check_ideal_inputs(**ideal_inputs)
+    with definition.threads():
+        layout = build_layout(grades, scores, backend=definition.backend)
+        if layout.n_queries != 1:
+            raise InputError(
+                f"explain takes one list; these arrays hold {layout.n_queries}",
+                value=layout.n_queries,
+                fix="pass one query's grades and scores (1-D)",
+            )
+        held = definition.held_scores(layout)
+        plan = definition.plan(held, **ideal_inputs)
+        dcg, idcg, _ = definition.backend.score(plan)
+    result = rules.finish(
+        definition.finish(
+            layout.query_ids, dcg, idcg, weights=weights, ranked=layout.scores is None
+        )
+    )
+    n = int(layout.offsets[-1])
+    labels = np.arange(n) if docs is None else np.asarray(docs, dtype=object)
+    if labels.shape != (n,):
+        raise InputError(
+            f"docs must label each of the {n} rows", value=labels.shape, fix=f"got {labels.shape}"
+        )
+    values = (float(result.dcg[0, 0]), float(result.idcg[0, 0]), float(result.per_query[0, 0]))
+    ties = "ranked input" if layout.scores is None else definition.ties
+    listed = explain_plan(
+        plan,
+        0,
+        definition.cutoffs[0],
+        grades=np.asarray(held.grades),
+        ties=ties,
+        ideal_kind=definition.ideal,
+        values=values,
+        docs=list(labels),
+    )
+    return QueryExplanation(plain(layout.query_ids[0]), definition.cutoffs[0], (listed,))
+
+
+# -- sources of a comparison's rows -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One system's input as the library scores it: its definition, layout and plan."""
+
+    definition: Definition
+    layout: Layout
+    plan: Plan
+    docs: Any  # per layout row: a document id or an input row label
+    ideal_docs: Any  # per query: callable(query_id) -> judged document ids, or None
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class TableSource:
+    """A table and one score column, as :func:`fastndcg.compare_table` scored it."""
+
+    table: Any
+    qid: str | None
+    grade: str
+    score: str | None
+    options: dict[str, Any]
+
+    def prepare(self) -> Prepared:
+        """The table's layout and plan (a pass over its columns, without the kernel)."""
+        _, merged, _ = resolve("ndcg_table", self.options.get("preset"), dict(self.options))
+        merged.pop("preset", None)
+        ours, data = split_options(merged, "compare_table()", data_options(TABLE))
+        data.pop("weights", None)
+        definition = Definition.create(**ours)
+        with definition.threads():
+            layout = table_layout(
+                as_arrow(self.table), self.qid, self.grade, self.score, definition.backend
+            )
+            plan = definition.plan(definition.held_scores(layout), **data)
+
+        def docs(row: int) -> str:
+            return f"row {layout.input_row(row)}"
+
+        return Prepared(definition, layout, plan, docs, None, [])
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """The qrels (as read) and one run, as :func:`fastndcg.compare_runs` scored it."""
+
+    qrels: Any
+    run: Any
+    options: dict[str, Any]
+
+    def prepare(self) -> Prepared:
+        """The run joined with the qrels (the run read again when it is a path)."""
+        from fastndcg.trec import prepare_run, read_qrels
+
+        prepared = prepare_run(self.qrels, self.run, **self.options)
+        definition, layout = prepared.definition, prepared.layout
+        plan = definition.plan(
+            definition.held_scores(layout), tie_key=prepared.tie_key, **prepared.ideal
+        )
+        column = prepared.run_table.column("docid")
+        rows = prepared.run_rows
+
+        def docs(row: int) -> Any:
+            kept = layout.input_row(row)
+            return column[int(kept if rows is None else rows[kept])].as_py()
+
+        judgments = read_qrels(self.qrels)
+
+        def ideal_docs(query_id: Any) -> list[Any]:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            ids = judgments.column("qid")
+            value = pa.scalar(query_id, type=ids.type) if ids.type != pa.null() else None
+            mask = pc.equal(ids, value)
+            return judgments.filter(mask).column("docid").to_pylist()
+
+        notes = []
+        options = self.options
+        if options.get("judged_only"):
+            notes.append("judged_only: unjudged documents were removed before ranking")
+        if options.get("max_docs") is not None:
+            notes.append(f"max_docs: only the first {options['max_docs']} documents were kept")
+        return Prepared(definition, layout, plan, docs, ideal_docs, notes)
+
+
+def _position(ids: np.ndarray, query_id: Any) -> int:
+    """Where ``query_id`` is in ``ids`` (-1: absent); a text id also matches its number."""
+    for i, value in enumerate(ids):
+        if value == query_id:
+            return i
+    text = str(query_id)
+    for i, value in enumerate(ids):
+        shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        if shown == text:
+            return i
+    return -1
+
+
+def explain_comparison(
+    comparison: Any, query_id: Any, *, k: Any = ..., systems: Any = None
+) -> QueryExplanation:
+    """:meth:`fastndcg.PairedComparison.explain` (see there)."""
+    return explain_systems(comparison.results, comparison.sources, query_id, k=k, systems=systems)
+
+
+def explain_systems(
+    results: dict[str, Any],
+    sources: dict[str, Any],
+    query_id: Any,
+    *,
+    k: Any = ...,
+    systems: Any = None,
+) -> QueryExplanation:
+    """Explain ``query_id`` for the systems of ``results`` (scored at the same cutoffs).
+
+    ``sources`` tells where each system's rows can be read again (:class:`TableSource`,
+    :class:`RunSource`).
+    """
+    cutoffs = next(iter(results.values())).k
+    if k is ...:
+        k = cutoffs[0]
+    if k not in cutoffs:
+        raise OptionError(
+            f"`k={k!r}` was not compared",
+            option="k",
+            value=k,
+            fix=f"the cutoffs are {', '.join('None' if c is None else str(c) for c in cutoffs)}",
+        )
+    j = cutoffs.index(k)
+    names = list(results)
+    if systems is None:
+        chosen = names
+    else:
+        chosen = [systems] if isinstance(systems, str) else list(systems)
+        unknown = [name for name in chosen if name not in names]
+        if unknown or not chosen:
+            raise OptionError(
+                f"unknown system {unknown[0] if unknown else chosen!r}",
+                option="systems",
+                value=systems,
+                fix=f"the systems are {', '.join(map(repr, names))}",
+            )
+    where = [_position(results[name].query_ids, query_id) for name in chosen]
+    if all(q < 0 for q in where):
+        raise InputError(
+            f"query {query_id!r} is not among the compared queries",
+            value=query_id,
+            fix="pass one of the comparison's query_ids",
+        )
+    shown_id = next(
+        plain(results[name].query_ids[q]) for name, q in zip(chosen, where, strict=True) if q >= 0
+    )
+    lists = []
+    for name, q in zip(chosen, where, strict=True):
+        result = results[name]
+        prepared = sources[name].prepare()
+        p = _position(prepared.layout.query_ids, shown_id)
+        if p < 0 or q < 0:
+            lists.append(
+                ListExplanation(
+                    name,
+                    prepared.definition.ties,
+                    [],
+                    [],
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    found=False,
+                    notes=[f"{name!r} has no list for this query"],
+                )
+            )
+            continue
+        s, e = int(prepared.layout.offsets[p]), int(prepared.layout.offsets[p + 1])
+        docs = [prepared.docs(row) for row in range(s, e)]
+        ideal_docs = None
+        if prepared.ideal_docs is not None and prepared.definition.ideal == "global":
+            ideal_docs = prepared.ideal_docs(shown_id)
+            i0, i1 = int(prepared.plan.ideal_offsets[p]), int(prepared.plan.ideal_offsets[p + 1])
+            if len(ideal_docs) != i1 - i0:
+                ideal_docs = None  # not the judgment list the plan holds: shown without ids
+        values = (
+            float(result.dcg[q, j]),
+            float(result.idcg[q, j]),
+            float(result.per_query[q, j]),
+        )
+        ties = "ranked input" if prepared.layout.scores is None else prepared.definition.ties
+        lists.append(
+            explain_plan(
+                prepared.plan,
+                p,
+                k,
+                grades=np.asarray(prepared.layout.grades[s:e]),
+                ties=ties,
+                ideal_kind=prepared.definition.ideal,
+                values=values,
+                docs=docs,
+                ideal_docs=ideal_docs,
+                system=name,
+                notes=prepared.notes,
+            )
+        )
+    return QueryExplanation(shown_id, k, tuple(lists))
+
+
+# -- text -----------------------------------------------------------------------------------------
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _grade(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return _num(value, 3)
+
+
+def _doc(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= 16 else text[:15] + "~"
+
+
+def _block(
+    item: ListExplanation, k: int | None, compact: bool
+) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of one list's columns, a row per rank up to the cutoff."""
+    cut = _cut(k, len(item.rows))
+    average = item.ties == "average"
+    if compact:
+        head = ["doc", "score", "grade", "gain", "tie", "contrib", "DCG"]
+    else:
+        head = ["rank", "doc", "score", "grade", "gain", "tie"]
+        head += ["gain used"] if average else []
+        head += ["discount", "contrib", "DCG"]
+    cells = []
+    for row in item.rows[:cut]:
+        line = [] if compact else [str(row["rank"])]
+        line += [
+            _doc(row["doc"]),
+            _num(row["score"]),
+            _grade(row["grade"]),
+            _num(row["gain_used"] if compact and average else row["gain"], 3),
+            row["tie"],
+        ]
+        if not compact:
+            line += [_num(row["gain_used"], 3)] if average else []
+            line += [_num(row["discount"])]
+        line += [_num(row["contribution"]), _num(row["cumulative"])]
+        cells.append(line)
+    return head, cells
+
+
+def _ideal_block(item: ListExplanation) -> tuple[list[str], list[list[str]]]:
+    head = ["ideal doc", "grade", "gain", "IDCG"]
+    cells = [
+        [_doc(row["doc"]), _grade(row["grade"]), _num(row["gain"], 3), _num(row["cumulative"])]
+        for row in item.ideal
+    ]
+    return head, cells
+
+
+def _columns(blocks: list[tuple[list[str], list[list[str]]]], rank: bool) -> list[str]:
+    """Blocks of columns side by side, separated by ``|``, one line per rank.
+
+    Document columns are flush left, numbers flush right; ``rank`` adds a rank column first.
+    """
+    height = max((len(cells) for _, cells in blocks), default=0)
+    parts = []
+    for head, cells in blocks:
+        widths = [max([len(head[i]), *(len(line[i]) for line in cells)]) for i in range(len(head))]
+        left = ["doc" in h for h in head]
+        rows = [head, *(cells[r] if r < len(cells) else [""] * len(head) for r in range(height))]
+        parts.append(
+            [
+                "  ".join(
+                    c.ljust(w) if flush else c.rjust(w)
+                    for c, w, flush in zip(line, widths, left, strict=True)
+                )
+                for line in rows
+            ]
+        )
+    if rank:
+        numbers = ["rank", *[str(r + 1) for r in range(height)]]
+        width = max(len(x) for x in numbers)
+        parts.insert(0, [x.rjust(width) for x in numbers])
+    return [" | ".join(p[r] for p in parts).rstrip() for r in range(height + 1)]
+
+
+def _summary(item: ListExplanation, k: int | None) -> list[str]:
+    label = cutoff_label(k)
+    name = f"{item.system}: " if item.system is not None else ""
+    if not item.found:
+        return [f"{name}no list for this query"]
+    lines = [
+        f"{name}DCG{label} = {_num(item.dcg, 6)}, IDCG{label} = {_num(item.idcg, 6)} "
+        f"(ideal={item.ideal_kind!r}), NDCG{label} = "
+        + (_num(item.ndcg, 6) if not math.isnan(item.ndcg) else "NaN (skipped: no relevant item)")
+    ]
+    cut = _cut(k, len(item.rows))
+    for group in item.groups:
+        first, last = group["ranks"]
+        if first > cut:
+            continue  # below the cutoff: counts nowhere
+        shown = f"ranks {first}-{last}"
+        lines.append(
+            f"  {group['label']}: {group['size']} items tied at score {group['score']:g} "
+            f"({shown})"
+            + (
+                f", each counts the mean gain {group['mean_gain']:.4g}"
+                if item.ties == "average"
+                else ""
+            )
+        )
+    rest = item.rows[_cut(k, len(item.rows)) :]
+    if rest:
+        gained = [row["rank"] for row in rest if row["gain"] != 0]
+        listed = ", ".join(map(str, gained[:8])) + (", ..." if len(gained) > 8 else "")
+        lines.append(
+            f"  {len(rest)} more rank{'s' if len(rest) != 1 else ''} below the cutoff"
+            + (f"; with a gain: rank{'s' if len(gained) != 1 else ''} {listed}" if gained else "")
+        )
+    lines.extend(f"  {note}" for note in item.notes)
+    return lines
+
+
+def render(explanation: QueryExplanation) -> str:
+    """The explanation as text: one list, two side by side, or more one after another."""
+    k = explanation.k
+    lists = explanation.lists
+    label = "whole list" if k is None else f"k={k}"
+    head = [f"query {explanation.query_id!r}, NDCG{cutoff_label(k)} ({label})"]
+    rules = dict.fromkeys(item.ties for item in lists)
+    head += [f"ties={rule!r}: {_TIE_RULES.get(rule, rule)}" for rule in rules]
+    found = [item for item in lists if item.found]
+    same_ideal = len(found) > 1 and all(
+        [(r["grade"], r["gain"]) for r in item.ideal]
+        == [(r["grade"], r["gain"]) for r in found[0].ideal]
+        for item in found
+    )
+    out = list(head)
+    if len(lists) == 2 and all(item.found for item in lists):
+        blocks = [_block(item, k, compact=True) for item in lists]
+        titles = [f"{item.system}" for item in lists]
+        if same_ideal:
+            blocks.append(_ideal_block(lists[0]))
+            titles.append("ideal")
+        else:
+            blocks += [_ideal_block(item) for item in lists]
+            titles += [f"ideal ({item.system})" for item in lists]
+        table = _columns(blocks, rank=True)
+        out.append("")
+        out.append(_titles(table[0], titles))
+        out.extend(table)
+        out.append("")
+        for item in lists:
+            out.extend(_summary(item, k))
+        return "\n".join(out)
+    for item in lists:
+        out.append("")
+        if item.system is not None:
+            out.append(f"[{item.system}]")
+        if item.found:
+            out.extend(_columns([_block(item, k, compact=False), _ideal_block(item)], rank=False))
+        out.extend(_summary(item, k))
+    return "\n".join(out)
+
+
+def _titles(header: str, titles: list[str]) -> str:
+    """A line naming each ``|``-separated block of ``header`` above it."""
+    parts = header.split(" | ")
+    line = " " * len(parts[0])
+    for part, title in zip(parts[1:], titles, strict=False):
+        line += " | " + title[: len(part)].ljust(len(part))
+    return line.rstrip()

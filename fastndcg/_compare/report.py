@@ -1,0 +1,578 @@
+"""The value returned by :func:`fastndcg.compare`: its tables, exports, explanations and plots."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fastndcg._errors import InputError, OptionError
+
+COLUMNS = (
+    "cutoff",
+    "baseline",
+    "system",
+    "mean_baseline",
+    "mean_system",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "effect_size",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "wins",
+    "ties",
+    "losses",
+    "n_queries",
+)
+SYSTEM_COLUMNS = ("cutoff", "system", "mean", "ci_low", "ci_high", "n_queries", "n_skipped")
+_TEST_NAMES = {
+    "t": "paired t-test",
+    "randomization": "paired randomization test (sign flips of the per-query differences)",
+    "bootstrap": "paired bootstrap test (queries resampled with replacement)",
+    "wilcoxon": "Wilcoxon signed-rank test (scipy.stats.wilcoxon)",
+}
+_SHORT_TEST_NAMES = {
+    "t": "Paired t-test",
+    "randomization": "Paired randomization test",
+    "bootstrap": "Paired bootstrap test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+}
+_CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini-Hochberg",
+    None: "no",
+}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+
+
+def _cutoff(k: int | None) -> str:
+    return "all" if k is None else f"@{k}"
+
+
+def _num(value: float, digits: int = 4, sign: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def _p(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "nan"
+    if value == 0.0:
+        return "0"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: NaN and infinities become None, NumPy scalars Python ones."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class PairedComparison:
+    """Paired comparison of systems, per cutoff: the value returned by :func:`fastndcg.compare`.
+
+    Print it for a table; :meth:`to_pandas`, :meth:`to_markdown`, :meth:`to_latex` and
+    :meth:`to_json` export it, :meth:`per_query` gives the aligned per-query values,
+    :meth:`explain` shows why one query scored as it did, and :meth:`plot` draws it.
+
+    Attributes
+    ----------
+    test, n_resamples, seed, correction, alpha, ci, missing, baseline, backend
+        The options the comparison ran with (``backend`` resolved to "numba" or "numpy").
+    names : tuple of str
+        The systems, in the order given.
+    cutoffs : tuple of (int or None)
+        The cutoffs (measures); None is the whole list.
+    pairs : tuple of (int, int)
+        The comparisons, as (baseline, system) indices into ``names``.
+    rows : list of dict
+        One row per cutoff and comparison, in that order: the columns of :meth:`to_pandas`
+        plus ``n_skipped`` (queries left out because one of the two systems skipped them: no
+        relevant item), ``statistic`` (t for ``"t"``, the sum of the differences for
+        ``"randomization"``, the mean difference as the bootstrap sums it for
+        ``"bootstrap"``; NaN for ``"wilcoxon"``), ``exact`` (the randomization test
+        enumerated every sign vector) and ``resamples`` (sign vectors or bootstrap samples
+        used; 0 for ``"t"``).
+    systems : list of dict
+        Per cutoff and system: ``mean`` over the queries it scored, its Student t interval
+        (``ci_low``, ``ci_high``), ``n_queries`` and ``n_skipped``.
+    query_ids : ndarray
+        The aligned queries.
+    values : ndarray of float64, shape (n_systems, n_queries, n_cutoffs)
+        Per-query values on those queries (NaN: skipped; 0: missing under ``missing="zero"``).
+    n_missing : dict of str to int
+        Per system, aligned queries it lacked (scored 0 under ``missing="zero"``).
+    n_dropped : int
+        Queries dropped by ``missing="intersection"``.
+    results : dict of str to NDCGResult
+        The results compared (references to them, not copies), by system.
+    sources : dict or None
+        Where each system's rows can be read again for :meth:`explain` (set by
+        :func:`fastndcg.compare_runs` and :func:`fastndcg.compare_table`; None for a
+        comparison built from results alone).
+    """
+
+    test: str
+    n_resamples: int
+    seed: int
+    correction: str | None
+    alpha: float
+    ci: float
+    missing: str
+    baseline: str | None
+    backend: str
+    names: tuple[str, ...]
+    cutoffs: tuple[int | None, ...]
+    pairs: tuple[tuple[int, int], ...]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    systems: list[dict[str, Any]] = field(default_factory=list)
+    query_ids: np.ndarray = field(default_factory=lambda: np.empty(0))
+    values: np.ndarray = field(default_factory=lambda: np.empty((0, 0, 0)))
+    n_missing: dict[str, int] = field(default_factory=dict)
+    n_dropped: int = 0
+    results: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, Any] | None = None
+
+    # ---- descriptions -------------------------------------------------------------------
+    @property
+    def family(self) -> str:
+        """The comparisons each correction covers, in words."""
+        m = len(self.pairs)
+        if self.baseline is None:
+            what = "all pairs of systems (delta = second - first)"
+        else:
+            what = f"each system against baseline {self.baseline!r} (delta = system - baseline)"
+        return f"{what}; {m} comparison{'s' if m != 1 else ''} per cutoff, one family per cutoff"
+
+    @property
+    def interval(self) -> str:
+        """How the interval of the mean difference was computed, in words."""
+        level = f"{self.ci:.0%}" if round(self.ci * 100, 9).is_integer() else f"{self.ci:g}"
+        if self.test == "t":
+            return f"{level} t interval"
+        if self.test == "bootstrap":
+            return f"{level} percentile interval of {self.n_resamples} paired bootstrap means"
+        return (
+            f"{level} sign-flip interval (the randomization test inverted under the shift "
+            "model, from the same sign vectors)"
+        )
+
+    def _resampling(self) -> str:
+        if self.test == "randomization":
+            exact = {r["resamples"] for r in self.rows if r["exact"]}
+            text = f"{self.n_resamples} random sign vectors, seed {self.seed}"
+            if exact:
+                counts = ", ".join(str(c) for c in sorted(exact))
+                text += f" (exact: all {counts} sign vectors where 2**n <= n_resamples)"
+            return text
+        if self.test == "bootstrap":
+            return f"{self.n_resamples} bootstrap samples, seed {self.seed}"
+        if self.test == "wilcoxon":
+            return (
+                "exact or normal approximation, as scipy chooses; CI from "
+                f"{self.n_resamples} random sign vectors, seed {self.seed}"
+            )
+        return "no resampling"
+
+    def _header(self) -> list[str]:
+        lines = [
+            f"test: {_TEST_NAMES[self.test]}; two-sided; {self._resampling()}",
+            f"family: {self.family}",
+            f"correction: {_CORRECTION_NAMES[self.correction]}"
+            + ("" if self.correction is None else " (within each cutoff)")
+            + f"; alpha = {self.alpha:g} on adjusted p-values; CI: {self.interval}",
+        ]
+        queries = f"queries: {self.query_ids.size} aligned (missing={self.missing!r}"
+        lacked = {n: c for n, c in self.n_missing.items() if c}
+        if lacked:
+            queries += "; scored 0 where missing: " + ", ".join(
+                f"{n!r} {c}" for n, c in lacked.items()
+            )
+        if self.missing == "intersection":
+            queries += f"; {self.n_dropped} dropped"
+        skipped = sum(r["n_skipped"] for r in self.rows)
+        lines.append(
+            queries
+            + f"); backend {self.backend}"
+            + (f"; {skipped} query-comparisons skipped (no relevant item)" if skipped else "")
+        )
+        return lines
+
+    # ---- text ---------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        lines = ["PairedComparison", *("  " + h for h in self._header())]
+        table = [
+            (
+                "cutoff",
+                "baseline",
+                "system",
+                "mean_base",
+                "mean_sys",
+                "delta",
+                "ci",
+                "effect",
+                "p",
+                "p_adj",
+                "W/T/L",
+                "n",
+            )
+        ]
+        table.extend(
+            (
+                _cutoff(r["cutoff"]),
+                r["baseline"],
+                r["system"],
+                _num(r["mean_baseline"]),
+                _num(r["mean_system"]),
+                _num(r["delta"], sign=True),
+                f"[{_num(r['ci_low'], sign=True)}, {_num(r['ci_high'], sign=True)}]",
+                _num(r["effect_size"], 3, sign=True),
+                _p(r["p_value"]),
+                _p(r["p_adjusted"]) + (" *" if r["significant"] else "  "),
+                f"{r['wins']}/{r['ties']}/{r['losses']}",
+                str(r["n_queries"]),
+            )
+            for r in self.rows
+        )
+        lines.extend("  " + line for line in _align_columns(table, 3))
+        lines.append(f"  * significant: adjusted p <= {self.alpha:g}")
+        lines.append("  per-system means (t interval):")
+        table = [("cutoff", "system", "mean", "ci", "n")]
+        table.extend(
+            (
+                _cutoff(s["cutoff"]),
+                s["system"],
+                _num(s["mean"]),
+                f"[{_num(s['ci_low'])}, {_num(s['ci_high'])}]",
+                str(s["n_queries"]),
+            )
+            for s in self.systems
+        )
+        lines.extend("    " + line for line in _align_columns(table, 2))
+        return "\n".join(lines)
+
+    # ---- exports ------------------------------------------------------------------------
+    def to_pandas(self, table: str = "comparisons") -> Any:
+        """The comparisons as a long ``pandas.DataFrame`` (needs pandas).
+
+        Parameters
+        ----------
+        table : {"comparisons", "systems"}, default "comparisons"
+            ``"comparisons"``: one row per cutoff and comparison with exactly the columns
+            cutoff, baseline, system, mean_baseline, mean_system, delta, ci_low, ci_high,
+            effect_size, p_value, p_adjusted, significant, wins, ties, losses, n_queries.
+            ``"systems"``: one row per cutoff and system (cutoff, system, mean, ci_low,
+            ci_high, n_queries, n_skipped).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from exc
+        if table == "comparisons":
+            return pd.DataFrame([{c: r[c] for c in COLUMNS} for r in self.rows], columns=COLUMNS)
+        if table == "systems":
+            return pd.DataFrame(self.systems, columns=SYSTEM_COLUMNS)
+        raise OptionError(
+            f"unknown table={table!r}",
+            option="table",
+            value=table,
+            fix="valid values are 'comparisons', 'systems'",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as plain Python values (NaN as None): the object :meth:`to_json` writes."""
+        return {
+            "test": self.test,
+            "alternative": "two-sided",
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "correction": self.correction,
+            "alpha": self.alpha,
+            "ci": self.ci,
+            "ci_method": self.interval,
+            "family": self.family,
+            "baseline": self.baseline,
+            "missing": self.missing,
+            "backend": self.backend,
+            "systems_compared": list(self.names),
+            "cutoffs": list(self.cutoffs),
+            "n_queries_aligned": int(self.query_ids.size),
+            "n_missing": dict(self.n_missing),
+            "n_dropped": self.n_dropped,
+            "comparisons": [{k: _plain(v) for k, v in r.items()} for r in self.rows],
+            "systems": [{k: _plain(v) for k, v in s.items()} for s in self.systems],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        """One JSON object (:meth:`to_dict`); NaN is written as null."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def to_markdown(self) -> str:
+        """A Markdown table of the comparisons, its settings in a line above.
+
+        Significant comparisons carry ``*`` after their adjusted p-value.
+        """
+        head = (
+            f"**{_SHORT_TEST_NAMES[self.test]}** ({self._resampling()}); family: {self.family}; "
+            f"{_CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
+            f"CI: {self.interval}. `*`: adjusted p <= {self.alpha:g}."
+        )
+        cells = [
+            "cutoff",
+            "baseline",
+            "system",
+            "mean baseline",
+            "mean system",
+            "delta",
+            "CI",
+            "effect size",
+            "p",
+            "adjusted p",
+            "W/T/L",
+            "n",
+        ]
+        lines = [head, "", "| " + " | ".join(cells) + " |", "|" + "---|" * len(cells)]
+        for r in self.rows:
+            row = [
+                _cutoff(r["cutoff"]),
+                r["baseline"].replace("|", "\\|"),
+                r["system"].replace("|", "\\|"),
+                _num(r["mean_baseline"]),
+                _num(r["mean_system"]),
+                _num(r["delta"], sign=True),
+                f"[{_num(r['ci_low'], sign=True)}, {_num(r['ci_high'], sign=True)}]",
+                _num(r["effect_size"], 3, sign=True),
+                _p(r["p_value"]),
+                _p(r["p_adjusted"]) + ("*" if r["significant"] else ""),
+                f"{r['wins']}/{r['ties']}/{r['losses']}",
+                str(r["n_queries"]),
+            ]
+            lines.append("| " + " | ".join(row) + " |")
+        return "\n".join(lines)
+
+    def to_latex(self, digits: int = 4) -> str:
+        r"""A LaTeX ``table`` (booktabs) of the comparisons.
+
+        Per cutoff the best mean (baseline or system column) is bold; significant comparisons
+        carry :math:`^\dagger` on their difference (in the same math group,
+        ``$+0.0123^{\dagger}$``); the caption names the test, the resamples, the correction,
+        the family and alpha. Needs ``\usepackage{booktabs}``.
+
+        Parameters
+        ----------
+        digits : int, default 4
+            Decimals of the means, differences and interval bounds.
+
+        Returns
+        -------
+        str
+        """
+        best = {}
+        for r in self.rows:
+            for key in ("mean_baseline", "mean_system"):
+                value = r[key]
+                if not math.isnan(value):
+                    best[r["cutoff"]] = max(best.get(r["cutoff"], -math.inf), value)
+
+        def mean(value: float, k: int | None) -> str:
+            text = _num(value, digits)
+            return rf"\textbf{{{text}}}" if value == best.get(k) else text
+
+        caption = (
+            f"{_SHORT_TEST_NAMES[self.test]}, two-sided ({_latex_escape(self._resampling())}); "
+            f"{_CORRECTION_NAMES[self.correction]} correction within each cutoff "
+            f"({_latex_escape(self.family)}); $\\alpha = {self.alpha:g}$. "
+            f"CI: {_latex_escape(self.interval)}. Bold: best mean per cutoff; "
+            f"$^\\dagger$: significant (adjusted $p \\le {self.alpha:g}$)."
+        )
+        lines = [
+            r"\begin{table}",
+            r"\centering",
+            r"\caption{" + caption + "}",
+            r"\begin{tabular}{lllrrrcrrrr}",
+            r"\toprule",
+            r"Cutoff & Baseline & System & Mean (baseline) & Mean (system) & $\Delta$ & CI & "
+            r"Effect & $p$ & adj. $p$ & W/T/L \\",
+            r"\midrule",
+        ]
+        for r in self.rows:
+            k = r["cutoff"]
+            dagger = r"^{\dagger}" if r["significant"] else ""
+            lines.append(
+                " & ".join(
+                    [
+                        _latex_escape(_cutoff(k)),
+                        _latex_escape(r["baseline"]),
+                        _latex_escape(r["system"]),
+                        mean(r["mean_baseline"], k),
+                        mean(r["mean_system"], k),
+                        f"${_num(r['delta'], digits, sign=True)}{dagger}$",
+                        f"[${_num(r['ci_low'], digits, sign=True)}$, "
+                        f"${_num(r['ci_high'], digits, sign=True)}$]",
+                        f"${_num(r['effect_size'], 3, sign=True)}$",
+                        _latex_escape(_p(r["p_value"])),
+                        _latex_escape(_p(r["p_adjusted"])),
+                        f"{r['wins']}/{r['ties']}/{r['losses']}",
+                    ]
+                )
+                + r" \\"
+            )
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines)
+
+    def per_query(self) -> Any:
+        """The aligned per-query values and differences as a long ``pyarrow.Table``.
+
+        One row per cutoff, comparison and aligned query, with columns ``cutoff`` (int64,
+        null for the whole list), ``baseline``, ``system``, ``query_id``, ``value_baseline``,
+        ``value_system``, ``delta`` (``value_system - value_baseline``) and ``used`` (False
+        where a value is NaN: the query was skipped for having no relevant item, so the
+        comparison left it out). ``.to_pandas()`` turns it into a DataFrame.
+        """
+        import pyarrow as pa
+
+        n = self.query_ids.size
+        parts = []
+        for j, k in enumerate(self.cutoffs):
+            for a, b in self.pairs:
+                va, vb = self.values[a, :, j], self.values[b, :, j]
+                parts.append(
+                    pa.table(
+                        {
+                            "cutoff": pa.array([k] * n, type=pa.int64()),
+                            "baseline": pa.array([self.names[a]] * n, type=pa.string()),
+                            "system": pa.array([self.names[b]] * n, type=pa.string()),
+                            "query_id": pa.array(self.query_ids),
+                            "value_baseline": pa.array(va),
+                            "value_system": pa.array(vb),
+                            "delta": pa.array(vb - va),
+                            "used": pa.array(~(np.isnan(va) | np.isnan(vb))),
+                        }
+                    )
+                )
+        return pa.concat_tables(parts)
+
+    # ---- regressions --------------------------------------------------------------------
+    def worse(self) -> list[dict[str, Any]]:
+        """The comparisons in which the system is significantly worse than the baseline.
+
+        Rows with ``significant`` True and ``delta < 0`` (with ``baseline=None``, the second
+        system of a pair worse than the first). ``fastndcg compare --fail-if-worse`` exits 1
+        when there is any.
+        """
+        return [r for r in self.rows if r["significant"] and r["delta"] < 0]
+
+    # ---- one query ----------------------------------------------------------------------
+    def explain(
+        self,
+        query_id: Any,
+        *,
+        k: Any = ...,
+        systems: Any = None,
+    ) -> Any:
+        """Why query ``query_id`` scored as it did: each system's ranked list, side by side.
+
+        Shows, for each system, the ranked list (rank, document id where known, score,
+        grade, gain, discount, contribution, cumulative DCG; tie groups marked with how the
+        tie rule split them), the ideal ranking beside it with the IDCG, and DCG, IDCG and
+        NDCG as the library computed them. Needs the query's rows: a comparison made by
+        :func:`fastndcg.compare_runs` or :func:`fastndcg.compare_table` reads them again on
+        demand; one made by :func:`fastndcg.compare` from results alone has none.
+
+        Parameters
+        ----------
+        query_id : object
+            The query, as in :attr:`query_ids`.
+        k : int or None, optional
+            The cutoff (one of :attr:`cutoffs`); default the first.
+        systems : str or sequence of str, optional
+            The systems to show (default: all; two are shown side by side).
+
+        Returns
+        -------
+        QueryExplanation
+            Printable; ``to_dict()``, ``to_json()``, ``rows``.
+        """
+        from fastndcg._compare.explain import explain_comparison
+
+        if self.sources is None:
+            raise InputError(
+                "this comparison was made from NDCGResult objects, which hold per-query "
+                "values but not the rows (documents, scores, grades) that explain reads",
+                value=query_id,
+                fix="compare with fastndcg.compare_runs(qrels, runs, ...) or "
+                "fastndcg.compare_table(table, scores=..., ...), which keep references to "
+                "their inputs, or explain one query's arrays with fastndcg.explain(grades, "
+                "scores, ...)",
+            )
+        return explain_comparison(self, query_id, k=k, systems=systems)
+
+    # ---- plots --------------------------------------------------------------------------
+    def plot(self, kind: str = "forest", path: Any = None, **options: Any) -> Any:
+        """Draw the comparison with matplotlib (the ``plot`` extra): see :mod:`.plots`.
+
+        Parameters
+        ----------
+        kind : {"forest", "waterfall", "ndcg_at_k", "distribution"}, default "forest"
+            ``"forest"``: each comparison's delta with its interval, per cutoff;
+            ``"waterfall"``: one comparison's per-query deltas, sorted; ``"ndcg_at_k"``: each
+            system's mean NDCG over the cutoffs, with intervals; ``"distribution"``: each
+            system's per-query values (histograms).
+        path : str or path, optional
+            Write the figure there (format from the suffix); the figure is returned either
+            way.
+        **options
+            Passed to the plot function (``k=``, ``system=``, ``ax=``, ...).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from fastndcg._compare import plots
+
+        return plots.draw(self, kind, path, **options)
+
+
+def _align_columns(table: list[tuple[str, ...]], left: int) -> list[str]:
+    """Text columns: the first ``left`` flush left, the others flush right."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    out = []
+    for row in table:
+        cells = [
+            cell.ljust(w) if i < left else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+    return out

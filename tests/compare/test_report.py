@@ -1,0 +1,170 @@
+"""PairedComparison's tables: printed, pandas, Markdown, LaTeX, JSON, per query."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from compare_data import result, three_runs
+
+import fastndcg
+
+
+def test_to_pandas_columns():
+    pytest.importorskip("pandas")
+    comparison = fastndcg.compare(three_runs(), n_resamples=200)
+    frame = comparison.to_pandas()
+    assert list(frame.columns) == [
+        "cutoff",
+        "baseline",
+        "system",
+        "mean_baseline",
+        "mean_system",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "effect_size",
+        "p_value",
+        "p_adjusted",
+        "significant",
+        "wins",
+        "ties",
+        "losses",
+        "n_queries",
+    ]
+    assert len(frame) == 3 and frame["significant"].dtype == bool
+    assert frame["n_queries"].tolist() == [60, 60, 60]
+    systems = comparison.to_pandas("systems")
+    assert list(systems["system"]) == ["bm25", "dense", "hybrid"]
+    with pytest.raises(ValueError, match="unknown table='x'"):
+        comparison.to_pandas("x")
+
+
+def test_repr_states_the_settings():
+    comparison = fastndcg.compare(three_runs(), baseline="bm25", n_resamples=321, seed=9)
+    text = repr(comparison)
+    for piece in (
+        "paired randomization test",
+        "321 random sign vectors, seed 9",
+        "family: each system against baseline 'bm25'",
+        "correction: Holm (within each cutoff); alpha = 0.05",
+        "95% sign-flip interval (the randomization test inverted under the shift model",
+        "per-system means (t interval)",
+    ):
+        assert piece in text
+    dense = next(line for line in text.splitlines() if " dense " in line and "@10" in line)
+    assert dense.rstrip().endswith("60") and " *" in dense
+    hybrid = next(line for line in text.splitlines() if " hybrid " in line and "@10" in line)
+    assert " *" not in hybrid
+
+
+def test_markdown_marks_significance():
+    text = fastndcg.compare(three_runs(), baseline="bm25", test="t").to_markdown()
+    lines = text.splitlines()
+    assert lines[0].startswith("**Paired t-test**") and "Holm correction" in lines[0]
+    assert lines[2].startswith("| cutoff | baseline | system |")
+    dense = next(line for line in lines if "| dense |" in line)
+    hybrid = next(line for line in lines if "| hybrid |" in line)
+    assert "*" in dense.split("|")[10] and "*" not in hybrid.split("|")[10]
+
+
+def test_latex_booktabs_best_bold_marker_and_caption():
+    runs = three_runs()
+    runs["my_sys"] = runs.pop("hybrid")
+    comparison = fastndcg.compare(runs, baseline="bm25", n_resamples=500, correction="bh")
+    text = comparison.to_latex()
+    assert text.count(r"\toprule") == 1 and r"\midrule" in text and r"\bottomrule" in text
+    assert r"my\_sys" in text
+    best = max(r["mean_system"] for r in comparison.rows)
+    dense = next(line for line in text.splitlines() if line.startswith("@10 & bm25 & dense"))
+    assert rf"\textbf{{{best:.4f}}}" in dense and r"^{\dagger}$" in dense
+    other = next(line for line in text.splitlines() if "my\\_sys" in line and "&" in line)
+    assert r"\textbf" not in other and r"\dagger" not in other
+    assert "$$" not in text.split(r"\midrule")[1]  # each cell's math is one group
+    caption = next(line for line in text.splitlines() if line.startswith(r"\caption{"))
+    for piece in (
+        "Paired randomization test",
+        "500 random sign vectors, seed 0",
+        "Benjamini-Hochberg correction",
+        r"$\alpha = 0.05$",
+    ):
+        assert piece in caption
+
+
+def test_json_is_one_object_with_null_for_nan():
+    comparison = fastndcg.compare({"a": result([0.3]), "b": result([0.5])}, test="t")
+    text = comparison.to_json()
+    assert "NaN" not in text
+    data = json.loads(text)
+    assert data["test"] == "t" and data["seed"] == 0 and data["alpha"] == 0.05
+    row = data["comparisons"][0]
+    assert row["p_value"] is None and row["ci_low"] is None and row["n_queries"] == 1
+    assert row["delta"] == pytest.approx(0.2)
+    assert data["systems"][0]["mean"] == 0.3
+
+
+def test_per_query_table():
+    pa = pytest.importorskip("pyarrow")
+    runs = {
+        "a": result([0.5, np.nan, 0.25], ids=["x", "y", "z"]),
+        "b": result([0.75, 0.5, 0.0], ids=["x", "y", "z"]),
+    }
+    table = fastndcg.compare(runs, test="t").per_query()
+    assert isinstance(table, pa.Table)
+    assert table.column_names == [
+        "cutoff",
+        "baseline",
+        "system",
+        "query_id",
+        "value_baseline",
+        "value_system",
+        "delta",
+        "used",
+    ]
+    assert table.column("query_id").to_pylist() == ["x", "y", "z"]
+    assert table.column("delta").to_pylist()[0] == 0.25
+    assert table.column("used").to_pylist() == [True, False, True]
+    assert table.column("cutoff").to_pylist() == [10, 10, 10]
+
+
+def test_whole_list_cutoff_and_several_cutoffs():
+    values = np.random.default_rng(2).uniform(0, 1, (30, 2))
+    runs = {"a": result(values, k=(3, None)), "b": result(values[::-1].copy(), k=(3, None))}
+    comparison = fastndcg.compare(runs, test="t")
+    assert [r["cutoff"] for r in comparison.rows] == [3, None]
+    assert "all" in repr(comparison)
+    assert json.loads(comparison.to_json())["cutoffs"] == [3, None]
+
+
+def test_pandas_stays_optional():
+    code = textwrap.dedent(
+        """
+        import importlib.abc, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "pandas":
+                    raise ImportError(f"No module named {name!r}")
+        sys.meta_path.insert(0, Block())
+        import numpy as np, fastndcg
+        def result(v):
+            v = np.asarray(v, float).reshape(-1, 1)
+            return fastndcg.NDCGResult(k=(10,), per_query=v, dcg=v, idcg=v, mean=v.mean(0),
+                                       query_ids=np.arange(len(v)), n_skipped=np.zeros(1))
+        c = fastndcg.compare({"a": result([0.1, 0.5, 0.3]), "b": result([0.2, 0.6, 0.2])},
+                             n_resamples=50, backend="numpy")
+        repr(c); c.to_markdown(); c.to_latex(); c.to_json(); c.per_query()
+        try:
+            c.to_pandas()
+        except ImportError as exc:
+            print(exc)
+        print("pandas" in sys.modules)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    message, loaded = run.stdout.strip().splitlines()
+    assert "pip install pandas" in message and loaded == "False"

@@ -21,9 +21,11 @@ Data
 Timings
     ``time.perf_counter`` around the timed call; CPU time (all threads) beside it, since this
     machine is shared. Compile time is kept out: every target first runs on a small slice.
-    fastndcg is timed end to end (``compare`` aligns the results, runs the sign-flip test, the
-    bootstrap confidence intervals of the 5 differences and the t intervals of the 6 means),
-    and its sign-flip p-values alone (the part ranx and scipy compute).
+    fastndcg is timed end to end (``compare`` aligns the results, draws the sign vectors once
+    for the p-values and the intervals of the 5 differences, and forms the t intervals of the
+    6 means), its sign-flip p-values alone (the part ranx and scipy compute), and, for the cost
+    of a bootstrap, ``compare(test="bootstrap")`` (paired bootstrap p-values and percentile
+    intervals; ``--no-bootstrap`` leaves it out).
 Scaling
     ranx and scipy cost time in proportion to queries x resamples; they run one pair on the
     first ``--ranx-queries`` / ``--scipy-queries`` queries with fewer resamples, and their time
@@ -129,6 +131,9 @@ def parse_args(argv):
     parser.add_argument("--scipy-queries", type=int, default=5000)
     parser.add_argument("--scipy-resamples", type=int, default=999)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-bootstrap", action="store_true", help='leave out compare(test="bootstrap")'
+    )
     parser.add_argument("--out", type=Path, help="also write the report here")
     return parser.parse_args(argv)
 
@@ -153,6 +158,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     warmup = wall
     _tests.randomization(diffs[:, :5000], args.seed, 256, get_backend("numba"))
+    if not args.no_bootstrap:
+        fastndcg.compare(
+            prefix(results, 5000), baseline="baseline", test="bootstrap", n_resamples=256
+        )
 
     rows = []
     wall, cpu, comparison = timed(
@@ -161,14 +170,33 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(
         (
             "fastndcg.compare",
-            "end to end: alignment, sign-flip p-values, bootstrap "
-            f"CIs of the {systems} differences, t CIs of the means",
+            "end to end: alignment, sign-flip p-values and sign-flip intervals of the "
+            f"{systems} differences (one pass), t CIs of the means",
             systems,
             wall,
             cpu,
             1.0,
         )
     )
+    if not args.no_bootstrap:
+        wall, cpu, _ = timed(
+            fastndcg.compare,
+            results,
+            baseline="baseline",
+            test="bootstrap",
+            n_resamples=resamples,
+        )
+        rows.append(
+            (
+                'fastndcg.compare(test="bootstrap")',
+                "end to end: paired bootstrap p-values and percentile intervals "
+                f"of the {systems} differences",
+                systems,
+                wall,
+                cpu,
+                1.0,
+            )
+        )
     wall, cpu, _ = timed(_tests.randomization, diffs, args.seed, resamples, get_backend("numba"))
     rows.append(
         (
@@ -269,7 +297,8 @@ def main(argv: list[str] | None = None) -> None:
         "machine: wall time includes waiting for a CPU; CPU time does not)",
         f"- Software: Python {platform.python_version()}, numpy {np.__version__}, "
         f"numba {numba.__version__} ({threads} threads), fastndcg {fastndcg.__version__}, "
-        f"ranx {version('ranx')}, scipy {version('scipy')}",
+        f"ranx {version('ranx')}, scipy {version('scipy')}; fastndcg imported from "
+        f"{Path(fastndcg.__file__).parent}",
         f"- Compile time kept out: warm-up {warmup:.1f} s on 5,000 queries before timing",
         "- Scaled rows: time x (queries / measured queries) x (resamples / measured "
         "resamples); per pair: the time of all pairs / pairs",

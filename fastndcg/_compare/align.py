@@ -55,6 +55,8 @@ def _as_arrow(name: str, ids: np.ndarray) -> Any:
             where=f"results[{name!r}].query_ids",
             fix="use ints or strings",
         ) from exc
+    if len(array) == 0:
+        return array  # no query: nothing repeats (its type may be null)
     if pa.types.is_integer(array.type):
         array = array.cast(pa.int64())
     elif pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
@@ -88,6 +90,9 @@ def align(names: list[str], results: list[Any], missing: str) -> Aligned:
     import pyarrow.compute as pc
 
     arrays = [_as_arrow(name, i) for name, i in zip(names, ids, strict=True)]
+    typed = [a.type for a in arrays if len(a)]
+    common = typed[0] if typed else pa.int64()
+    arrays = [a if len(a) else pa.array([], type=common) for a in arrays]  # no query: any type
     kinds = {a.type for a in arrays}
     if len(kinds) > 1:
         described = ", ".join(f"{n!r}: {a.type}" for n, a in zip(names, arrays, strict=True))

@@ -734,9 +734,12 @@ def _grade(value: Any) -> str:
     return _num(value, 3)
 
 
+_DOC_WIDTH = 48  # longer document ids show their end (where ids usually differ)
+
+
 def _doc(value: Any) -> str:
     text = "" if value is None else str(value)
-    return text if len(text) <= 16 else text[:15] + "~"
+    return text if len(text) <= _DOC_WIDTH else "~" + text[-(_DOC_WIDTH - 1) :]
 
 
 def _block(

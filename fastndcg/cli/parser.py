@@ -160,7 +160,8 @@ systems are named after their run files (the stem: bm25.run is bm25); runs whose
 take their whole file names (results.test, results.trunc), and directories where those clash
 too (x/run.txt, y/run.txt). With prediction files, the
 systems are the score columns of --scores (NAME=COLUMN, or COLUMN named after itself), or,
-with several files, the files (their --score column), named after them.
+with several files, the files, named after them (their score column: --scores COLUMN, default
+score).
 """
 _EXPLAIN_EXAMPLES = """examples:
   fastndcg explain --qrels qrels.txt --run bm25.run --run dense.run --query 301 -k 10

@@ -1,0 +1,414 @@
+"""fastndcg compare and fastndcg explain: outputs, exit codes, errors in one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from conftest import TEST_DATA
+
+import fastndcg
+from fastndcg.cli import main
+
+TREC = TEST_DATA / "real" / "trec_eval_test"
+QRELS = TREC / "qrels.comment.test"  # 31 judged topics of the TREC 2024 RAG track
+
+
+def run_main(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The RAG run and two perturbed copies: a better one and a much worse one."""
+    folder = tmp_path_factory.mktemp("runs")
+    qrels = fastndcg.trec.read_qrels(QRELS).to_pylist()
+    relevant = {(str(r["qid"]), r["docid"]) for r in qrels if r["grade"] > 0}
+    lines = (TREC / "results.comment.test").read_text().splitlines()
+    rng = np.random.default_rng(0)
+    paths = {"base": TREC / "results.comment.test"}
+    for name, shift in (("better", 3.0), ("worse", -6.0)):
+        out = []
+        for line in lines:
+            q, q0, doc, rank, score = line.split()[:5]
+            bonus = shift if (q, doc) in relevant else 0.0
+            out.append(f"{q} {q0} {doc} {rank} {float(score) + bonus + rng.normal(0, 0.01):.5f} x")
+        paths[name] = folder / f"{name}.run"
+        paths[name].write_text("\n".join(out) + "\n")
+    return paths
+
+
+def test_compare_runs_prints_the_table(capsys, runs):
+    status, out, err = run_main(
+        capsys,
+        "compare",
+        "--qrels",
+        QRELS,
+        "--run",
+        runs["base"],
+        "--run",
+        runs["better"],
+        "-k",
+        "10,all",
+        "--resamples",
+        "999",
+        "--baseline",
+        "results.comment",
+    )
+    assert status == 0 and err == ""
+    expected = fastndcg.compare_runs(
+        QRELS,
+        [runs["base"], runs["better"]],
+        k=[10, None],
+        n_resamples=999,
+        baseline="results.comment",
+    )
+    assert out.strip() == repr(expected)
+    assert "family: each system against baseline 'results.comment'" in out
+
+
+def test_compare_formats(capsys, runs):
+    common = [
+        "compare",
+        "--qrels",
+        QRELS,
+        "--run",
+        runs["base"],
+        "--run",
+        runs["better"],
+        "-k",
+        "10",
+    ]
+    status, out, _ = run_main(capsys, *common, "--format", "json", "--test", "t")
+    data = json.loads(out)
+    assert status == 0 and data["test"] == "t" and data["comparisons"][0]["system"] == "better"
+    status, out, _ = run_main(capsys, *common, "--format", "csv", "--test", "t")
+    header, row = out.strip().splitlines()
+    assert header.split(",") == [
+        "cutoff",
+        "baseline",
+        "system",
+        "mean_baseline",
+        "mean_system",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "effect_size",
+        "p_value",
+        "p_adjusted",
+        "significant",
+        "wins",
+        "ties",
+        "losses",
+        "n_queries",
+    ]
+    assert row.startswith("10,results.comment,better,")
+    status, out, _ = run_main(capsys, *common, "--format", "markdown")
+    assert out.startswith("**Paired randomization test**")
+    status, out, _ = run_main(capsys, *common, "--format", "latex", "--correction", "none")
+    assert r"\toprule" in out and "no correction" in out
+
+
+def test_fail_if_worse_gates_a_regression(capsys, runs):
+    common = ["compare", "--qrels", QRELS, "--run", runs["base"], "-k", "10", "--test", "t"]
+    status, out, err = run_main(capsys, *common, "--run", runs["worse"], "--fail-if-worse")
+    assert status == 1
+    assert err.strip().count("\n") == 0  # one line
+    assert err.startswith(
+        "fastndcg: significantly worse than the baseline 'results.comment': worse ("
+    )
+    assert "NDCG@10 -" in err and "adjusted p" in err
+    status, _, err = run_main(capsys, *common, "--run", runs["better"], "--fail-if-worse")
+    assert status == 0 and err == ""
+    status, _, _ = run_main(capsys, *common, "--run", runs["worse"])  # no gate: success
+    assert status == 0
+
+
+def test_fail_if_worse_exit_code_in_a_subprocess(runs):
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fastndcg",
+            "compare",
+            "--qrels",
+            str(QRELS),
+            "--run",
+            str(runs["base"]),
+            "--run",
+            str(runs["worse"]),
+            "-k",
+            "5",
+            "--fail-if-worse",
+            "--test",
+            "t",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1 and "worse" in run.stderr and "results.comment" in run.stdout
+
+
+@pytest.fixture(scope="module")
+def predictions(tmp_path_factory):
+    rng = np.random.default_rng(1)
+    qid = np.repeat(np.arange(50), 10)
+    label = rng.integers(0, 4, qid.size)
+    table = pa.table(
+        {
+            "qid": qid,
+            "label": label,
+            "score_a": label + rng.normal(0, 1.5, qid.size),
+            "score_b": label + rng.normal(0, 1.0, qid.size),
+        }
+    )
+    folder = tmp_path_factory.mktemp("predictions")
+    pq.write_table(table, folder / "p.parquet")
+    pacsv.write_csv(table, folder / "p.csv")
+    for name in ("a", "b"):
+        one = table.select(["qid", "label"]).append_column("score", table.column(f"score_{name}"))
+        pq.write_table(one, folder / f"{name}.parquet")
+    return table, folder
+
+
+def test_compare_score_columns_of_a_predictions_file(capsys, predictions):
+    table, folder = predictions
+    for source in ("p.parquet", "p.csv"):
+        status, out, _ = run_main(
+            capsys,
+            "compare",
+            folder / source,
+            "--grade",
+            "label",
+            "--scores",
+            "A=score_a,B=score_b",
+            "-k",
+            "5",
+            "--format",
+            "json",
+            "--resamples",
+            "500",
+        )
+        assert status == 0
+        expected = fastndcg.compare_table(
+            table, grade="label", scores={"A": "score_a", "B": "score_b"}, k=5, n_resamples=500
+        )
+        assert json.loads(out) == json.loads(expected.to_json())
+
+
+def test_compare_one_system_per_predictions_file(capsys, predictions):
+    table, folder = predictions
+    status, out, _ = run_main(
+        capsys,
+        "compare",
+        folder / "a.parquet",
+        folder / "b.parquet",
+        "--grade",
+        "label",
+        "-k",
+        "5",
+        "--format",
+        "json",
+        "--test",
+        "t",
+    )
+    data = json.loads(out)
+    assert status == 0 and data["systems_compared"] == ["a", "b"]
+    expected = fastndcg.compare_table(
+        table, grade="label", scores={"a": "score_a", "b": "score_b"}, k=5, test="t"
+    )
+    assert data["comparisons"] == json.loads(expected.to_json())["comparisons"]
+
+
+def test_compare_plot(capsys, runs, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "forest.png"
+    status, _, _ = run_main(
+        capsys,
+        "compare",
+        "--qrels",
+        QRELS,
+        "--run",
+        runs["base"],
+        "--run",
+        runs["better"],
+        "-k",
+        "10",
+        "--plot",
+        target,
+        "--plot-kind",
+        "waterfall",
+        "--test",
+        "t",
+    )
+    assert status == 0 and target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--baseline", "nope"],
+            "unknown --baseline nope; the systems are 'results.comment', 'better'",
+        ),
+        (["--resamples", "0"], "--resamples must be a positive int; got 0"),
+        (["--alpha", "1.5"], "--alpha must be in (0, 1) (exclusive); got 1.5"),
+        (["--seed", "-3"], "--seed must be an int with 0 <= seed < 2**64; got -3"),
+        (["--scores", "A=x"], "--scores names columns of a predictions file, not of TREC runs"),
+    ],
+)
+def test_compare_errors_are_one_line_and_exit_2(capsys, runs, args, message):
+    status, out, err = run_main(
+        capsys, "compare", "--qrels", QRELS, "--run", runs["base"], "--run", runs["better"], *args
+    )
+    assert status == 2 and out == ""
+    assert err == f"fastndcg: error: {message}\n"
+
+
+def test_compare_input_errors(capsys, runs, predictions):
+    _, folder = predictions
+    status, _, err = run_main(capsys, "compare", "--qrels", QRELS, "--run", runs["base"])
+    assert status == 2 and "compare needs at least 2 systems" in err
+    status, _, err = run_main(
+        capsys,
+        "compare",
+        "--qrels",
+        TREC / "qrels.test",
+        "--run",
+        TREC / "results.test",
+        "--run",
+        TREC / "results.trunc",
+    )
+    assert status == 2 and err.count("\n") == 1
+    assert "--missing error: the results do not cover the same queries" in err
+    assert "pass --missing zero" in err
+    status, _, err = run_main(capsys, "compare", folder / "p.parquet", "--grade", "label")
+    assert status == 2 and "name the systems' score columns with --scores" in err
+    status, _, err = run_main(
+        capsys, "compare", folder / "p.parquet", "--grade", "label", "--scores", "A=nope,B=score_b"
+    )
+    assert status == 2 and "nope" in err
+
+
+def test_explain_a_query(capsys, runs):
+    status, out, err = run_main(
+        capsys,
+        "explain",
+        "--qrels",
+        QRELS,
+        "--run",
+        runs["base"],
+        "--run",
+        runs["better"],
+        "--query",
+        "2024-127266",
+        "-k",
+        "10",
+    )
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "query '2024-127266', NDCG@10 (k=10)"
+    assert any(line.startswith("     | results.comment") and "| better" in line for line in lines)
+    expected = fastndcg.ndcg_run(QRELS, runs["better"], k=10)
+    q = [str(x) for x in expected.query_ids].index("2024-127266")
+    assert f"better: DCG@10 = {expected.dcg[q, 0]:.6f}" in out
+    status, out, _ = run_main(
+        capsys,
+        "explain",
+        "--qrels",
+        QRELS,
+        "--run",
+        runs["base"],
+        "--run",
+        runs["better"],
+        "--query",
+        "2024-127266",
+        "-k",
+        "5",
+        "--system",
+        "better",
+        "--format",
+        "json",
+    )
+    data = json.loads(out)
+    assert [s["system"] for s in data["systems"]] == ["better"] and data["k"] == 5
+    assert len(data["systems"][0]["rows"]) == 100
+
+
+def test_explain_one_run_and_errors(capsys, runs, predictions):
+    _, folder = predictions
+    status, out, _ = run_main(
+        capsys,
+        "explain",
+        "--qrels",
+        QRELS,
+        "--run",
+        runs["base"],
+        "--query",
+        "2024-127266",
+        "-k",
+        "3",
+    )
+    assert status == 0 and "[results.comment]" in out
+    status, _, err = run_main(capsys, "explain", "--qrels", QRELS, "--run", runs["base"])
+    assert status == 2 and err == "fastndcg: error: explain needs --query QID (the query to show)\n"
+    status, _, err = run_main(
+        capsys,
+        "explain",
+        "--qrels",
+        QRELS,
+        "--run",
+        runs["base"],
+        "--query",
+        "2024-127266",
+        "-k",
+        "3,5",
+    )
+    assert status == 2 and "one cutoff" in err
+    status, _, err = run_main(
+        capsys, "explain", "--qrels", QRELS, "--run", runs["base"], "--query", "999"
+    )
+    assert status == 2 and "query '999' is not among the compared queries" in err
+    status, out, _ = run_main(
+        capsys,
+        "explain",
+        folder / "p.parquet",
+        "--grade",
+        "label",
+        "--scores",
+        "score_a,score_b",
+        "--query",
+        "7",
+        "-k",
+        "3",
+    )
+    assert status == 0 and "| score_a" in out and "row " in out
+
+
+def test_help_lists_the_comparison_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    out = capsys.readouterr().out
+    for flag in (
+        "--baseline",
+        "--test",
+        "--resamples",
+        "--correction",
+        "--alpha",
+        "--ci",
+        "--seed",
+        "--missing",
+        "--fail-if-worse",
+        "--plot",
+        "--scores",
+    ):
+        assert flag in out
+    assert "Paired comparison:" in out and "--engine {" not in out and "--per-query" not in out

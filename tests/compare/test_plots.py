@@ -1,0 +1,127 @@
+"""The figures of a comparison render to PNG files (matplotlib's Agg backend, no window)."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fastndcg
+from fastndcg import OptionError
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(path):
+    """Width and height from the IHDR chunk, after checking the signature."""
+    data = path.read_bytes()
+    assert data[:8] == PNG, "not a PNG file"
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(300), 15)
+    grade = rng.choice(4, size=qid.size, p=[0.6, 0.2, 0.12, 0.08])
+    table = pa.table(
+        {
+            "qid": qid,
+            "grade": grade,
+            "bm25": grade + rng.normal(0, 2.0, qid.size),
+            "dense": grade + rng.normal(0, 1.6, qid.size),
+            "hybrid": grade + rng.normal(0, 2.05, qid.size),
+        }
+    )
+    return fastndcg.compare_table(
+        table,
+        scores=["bm25", "dense", "hybrid"],
+        baseline="bm25",
+        k=[1, 5, 10, None],
+        n_resamples=500,
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "inches"),
+    [
+        ("forest", {}, (9.0, 1.2 + 0.42 * 8)),
+        ("waterfall", {"system": "hybrid", "k": 10}, (8.0, 4.5)),
+        ("ndcg_at_k", {}, (7.0, 4.5)),
+        ("distribution", {"k": 5}, (7.5, 4.5)),
+    ],
+)
+def test_every_figure_renders_to_png(comparison, tmp_path, kind, options, inches):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / f"{kind}.png"
+    figure = comparison.plot(kind, path, dpi=100, **options)
+    width, height = png_size(path)
+    assert (width, height) == (round(inches[0] * 100), round(inches[1] * 100))
+    assert path.stat().st_size > 15_000  # drawn, not blank
+    assert figure.axes and figure.axes[0].get_title()
+    if kind == "waterfall":
+        assert "hybrid vs bm25, NDCG@10" in figure.axes[0].get_title()
+    if kind == "forest":
+        labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+        assert labels[0] == "dense vs bm25  NDCG@1" and len(labels) == 8
+
+
+def test_a_figure_draws_on_given_axes(comparison):
+    figure_module = pytest.importorskip("matplotlib.figure")
+    figure = figure_module.Figure()
+    axes = figure.subplots(1, 2)
+    assert comparison.plot("ndcg_at_k", ax=axes[0]) is figure
+    assert comparison.plot("distribution", ax=axes[1]) is figure
+    assert axes[1].get_xlabel().startswith("per-query NDCG@1")
+
+
+def test_bad_plot_options(comparison):
+    pytest.importorskip("matplotlib")
+    with pytest.raises(OptionError, match="unknown kind='pie'"):
+        comparison.plot("pie")
+    with pytest.raises(OptionError, match="k=3 was not compared"):
+        comparison.plot("waterfall", k=3)
+    with pytest.raises(OptionError, match="no comparison of system='bm25'"):
+        comparison.plot("waterfall", system="bm25")
+
+
+def test_plots_need_matplotlib_and_say_how_to_get_it():
+    code = textwrap.dedent(
+        """
+        import importlib.abc, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "matplotlib":
+                    raise ImportError(f"No module named {name!r}")
+        sys.meta_path.insert(0, Block())
+        import numpy as np, fastndcg
+        def result(v):
+            v = np.asarray(v, float).reshape(-1, 1)
+            return fastndcg.NDCGResult(k=(10,), per_query=v, dcg=v, idcg=v, mean=v.mean(0),
+                                       query_ids=np.arange(len(v)), n_skipped=np.zeros(1))
+        c = fastndcg.compare({"a": result([0.1, 0.5, 0.3]), "b": result([0.2, 0.6, 0.2])},
+                             n_resamples=50, backend="numpy")
+        try:
+            c.plot("forest")
+        except ImportError as exc:
+            print(exc)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "pip install 'fastndcg[plot]'" in run.stdout
+
+
+def test_the_plot_extra_is_matplotlib():
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    extras = project["project"]["optional-dependencies"]
+    assert any(spec.startswith("matplotlib") for spec in extras["plot"])

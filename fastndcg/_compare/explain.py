@@ -747,7 +747,8 @@ def _block(
 ) -> tuple[list[str], list[list[str]]]:
     """Header and cells of one list's columns, a row per rank up to the cutoff."""
     cut = _cut(k, len(item.rows))
-    average = item.ties == "average"
+    # the gain a rank counts differs from the item's own only in a tie group of ties="average"
+    average = item.ties == "average" and any(row["tie"] for row in item.rows[:cut])
     if compact:
         head = ["doc", "score", "grade", "gain", "tie", "contrib", "DCG"]
     else:

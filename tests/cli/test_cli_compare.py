@@ -119,7 +119,7 @@ def test_compare_formats(capsys, runs):
 
 def test_fail_if_worse_gates_a_regression(capsys, runs):
     common = ["compare", "--qrels", QRELS, "--run", runs["base"], "-k", "10", "--test", "t"]
-    status, out, err = run_main(capsys, *common, "--run", runs["worse"], "--fail-if-worse")
+    status, _, err = run_main(capsys, *common, "--run", runs["worse"], "--fail-if-worse")
     assert status == 1
     assert err.strip().count("\n") == 0  # one line
     assert err.startswith(

@@ -157,7 +157,7 @@ def test_convenience_errors():
     table = table_of_predictions()
     with pytest.raises(OptionTypeError, match="takes the systems' score columns as scores="):
         fastndcg.compare_table(table, grade="label", scores=["score_a"], score="score_b")
-    with pytest.raises(OptionTypeError, match="scores` must map|scores must map"):
+    with pytest.raises(OptionTypeError, match="scores must map"):
         fastndcg.compare_table(table, grade="label", scores="score_a")
     with pytest.raises(OptionError, match="scores names a column more than once"):
         fastndcg.compare_table(table, grade="label", scores=["score_a", "score_a"])
@@ -183,6 +183,6 @@ def test_system_names_from_files():
     assert system_names(["x/run.txt", "y/run.txt", "z.run"]) == ["x/run.txt", "y/run.txt", "z"]
     assert system_names(["/abs/x/run.txt", "/abs/y/run.txt"]) == ["x/run.txt", "y/run.txt"]
     assert system_names([pa.table({"a": [1]}), pa.table({"a": [2]})]) == ["run1", "run2"]
-    with pytest.raises(InputError, match="both be named 'a.run'") as info:
+    with pytest.raises(InputError, match=r"both be named 'a\.run'") as info:
         system_names(["a.run", "a.run"])
     assert info.value.fix_for("command") == "give each run once"

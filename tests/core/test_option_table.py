@@ -105,3 +105,45 @@ def test_unknown_options_list_what_the_entry_point_takes():
     assert isinstance(error, fastndcg.OptionError) and error.option == "cutoff"
     valid = set(error.fix.removeprefix("valid options: ").split(", "))
     assert valid == set(table.DEFINITION) | set(table.data_options(table.TABLE))
+
+
+def test_the_comparison_options_have_their_own_table_and_the_signatures_take_its_defaults():
+    """compare, compare_runs and compare_table default to COMPARE_OPTIONS; seed and missing
+    there are the comparison's, not the scoring's (which the main table keeps)."""
+    assert set(table.COMPARE_OPTIONS) == {
+        "baseline",
+        "test",
+        "n_resamples",
+        "correction",
+        "alpha",
+        "ci",
+        "seed",
+        "missing",
+    }
+    assert table.COMPARE_OPTIONS["seed"].default == 0 and table.OPTIONS["seed"].default is None
+    assert table.COMPARE_OPTIONS["missing"].default == "error"
+    assert table.OPTIONS["missing"].default == "zero"
+    for function in (fastndcg.compare, fastndcg.compare_runs, fastndcg.compare_table):
+        parameters = inspect.signature(function).parameters
+        for name, option in table.COMPARE_OPTIONS.items():
+            assert parameters[name].default == option.default, (function.__name__, name)
+
+
+def test_the_compare_command_has_a_flag_for_every_comparison_option():
+    parser = build_parser()
+    compare = parser._subparsers._group_actions[0].choices["compare"]
+    by_dest = {action.dest: action for action in compare._actions}
+    for name, option in table.COMPARE_OPTIONS.items():
+        action = by_dest[name]  # the value lands under the Python keyword
+        assert option.flag.name in action.option_strings, name
+        if option.name not in ("correction",):
+            assert action.default == option.default, name
+    # the command's seed and missing are the comparison's
+    assert by_dest["seed"].default == 0 and by_dest["missing"].choices == (
+        "error",
+        "zero",
+        "intersection",
+    )
+    explain = parser._subparsers._group_actions[0].choices["explain"]
+    dests = {action.dest for action in explain._actions}
+    assert "query" in dests and "test" not in dests and "missing" not in dests

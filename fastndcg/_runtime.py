@@ -25,12 +25,14 @@ _COMPILE_SCORING = (
 _HELPER_TIMEOUT_S = 600
 
 
-def warmup() -> float:
+def warmup(*, compare: bool = False) -> float:
     """Compile (or load from the cache) every kernel fastndcg uses; return the seconds it took.
 
     The first call in a fresh environment compiles the Numba kernels (seconds); later calls, and
     later processes sharing the cache directory, only load them. Call it once before forking
-    workers or timing anything. Without numba it returns at once.
+    workers or timing anything. Without numba it returns at once. ``compare=True`` also
+    compiles the resampling kernels of :func:`fastndcg.compare` (about 10-20 s more on an
+    empty cache; ``fastndcg warmup --compare``).
 
     On an empty cache a helper process compiles the scoring kernel into the cache while this
     one compiles the input checks, so two cores share the work; where no helper can start (or
@@ -81,7 +83,21 @@ def warmup() -> float:
     data = np.zeros(24, dtype=np.uint8)
     data.setflags(write=False)
     backend.stray_whitespace(data, ord(" "), ord("\t"))
+    if compare:
+        _compile_resampling(backend)
     return time.perf_counter() - start
+
+
+def _compile_resampling(backend: Any) -> None:
+    """The sign-flip and bootstrap kernels of fastndcg.compare, on both kinds of draws."""
+    from fastndcg._compare import rng
+
+    diffs = np.linspace(-1.0, 1.0, 2 * 1100).reshape(2, 1100)
+    backend.signflip_sums(diffs, rng.sign_key(0), False, 64)
+    backend.signflip_sums(np.ascontiguousarray(diffs[:, :3]), rng.sign_key(0), True, 8)
+    for n in (1100, 30):  # Poisson counts with top-up draws, and direct draws
+        part = np.ascontiguousarray(diffs[:, :n])
+        backend.bootstrap_sums(part, rng.bootstrap_key(0), rng.poisson_bounds(n), 64)
 
 
 def _compile_scoring_aside() -> subprocess.Popen | None:

@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     if args.command == "warmup":
         from fastndcg._runtime import cache_dir, warmup
 
-        seconds = warmup()
+        seconds = warmup(compare=args.compare)
         print(f"kernels ready in {seconds:.2f} s (cache: {cache_dir()})")
         return 0
     if args.command == "presets":

@@ -314,7 +314,12 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
                 action.default = argparse.SUPPRESS
     commands.add_parser("presets", help="the presets: each tool's definition and its settings")
     commands.add_parser("info", help="versions, backend, threading layer, threads, cache directory")
-    commands.add_parser("warmup", help="compile the kernels now (into the Numba cache)")
+    warm = commands.add_parser("warmup", help="compile the kernels now (into the Numba cache)")
+    warm.add_argument(
+        "--compare",
+        action="store_true",
+        help="also the resampling kernels of fastndcg compare (10-20 s more on an empty cache)",
+    )
     return parser
 
 

@@ -293,3 +293,28 @@ def test_compare_identical_across_backends_and_threads(test):
             assert comparable(got) == reference
     finally:
         numba.set_num_threads(before)
+
+
+def test_warmup_compiles_the_resampling_kernels_on_request(monkeypatch):
+    """warmup(compare=True) runs both resampling operations (their compile, on a fresh cache)."""
+    from fastndcg import _runtime
+
+    backend = get_backend("numba") if "numba" in BACKENDS else None
+    if backend is None:
+        assert fastndcg.warmup(compare=True) == 0.0
+        return
+    called = []
+    for name in ("signflip_sums", "bootstrap_sums"):
+        original = getattr(backend, name)
+
+        def record(*args, _name=name, _original=original, **kwargs):
+            called.append((_name, args[0].flags.c_contiguous))
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(backend, name, record)
+    monkeypatch.setattr(_runtime, "get_backend", lambda name: backend)
+    fastndcg.warmup()
+    assert called == []
+    fastndcg.warmup(compare=True)
+    assert {name for name, _ in called} == {"signflip_sums", "bootstrap_sums"}
+    assert all(contiguous for _, contiguous in called)  # the layout compare passes

@@ -89,15 +89,20 @@ def warmup(*, compare: bool = False) -> float:
 
 
 def _compile_resampling(backend: Any) -> None:
-    """The sign-flip and bootstrap kernels of fastndcg.compare, on both kinds of draws."""
-    from fastndcg._compare import rng
+    """The sign-flip and bootstrap kernels of fastndcg.compare, on both kinds of draws.
+
+    Any key does. A Poisson table of the kernels' width whose bounds no draw passes (every
+    count 0: the top-up draws do the rest) and an empty one (direct draws only) take both paths
+    of the bootstrap.
+    """
+    from fastndcg._backends.codes import POISSON_WIDTH
 
     diffs = np.linspace(-1.0, 1.0, 2 * 1100).reshape(2, 1100)
-    backend.signflip_sums(diffs, rng.sign_key(0), False, 64)
-    backend.signflip_sums(np.ascontiguousarray(diffs[:, :3]), rng.sign_key(0), True, 8)
-    for n in (1100, 30):  # Poisson counts with top-up draws, and direct draws
-        part = np.ascontiguousarray(diffs[:, :n])
-        backend.bootstrap_sums(part, rng.bootstrap_key(0), rng.poisson_bounds(n), 64)
+    backend.signflip_sums(diffs, 1, False, 64)
+    backend.signflip_sums(np.ascontiguousarray(diffs[:, :3]), 1, True, 8)
+    table = np.full(POISSON_WIDTH, 0xFFFFFFFF, dtype=np.uint32)
+    for thresholds in (table, np.zeros(0, dtype=np.uint32)):
+        backend.bootstrap_sums(diffs, 1, thresholds, 64)
 
 
 def _compile_scoring_aside() -> subprocess.Popen | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -598,9 +599,15 @@ class RunSource:
 
 def _position(ids: np.ndarray, query_id: Any) -> int:
     """Where ``query_id`` is in ``ids`` (-1: absent); a text id also matches its number."""
-    for i, value in enumerate(ids):
-        if value == query_id:
-            return i
+    ids = np.asarray(ids)
+    with warnings.catch_warnings():  # comparing ids of another type is "not equal", not an error
+        warnings.simplefilter("ignore")
+        try:
+            hits = np.flatnonzero(ids == query_id)
+        except (TypeError, ValueError):
+            hits = np.zeros(0, dtype=np.int64)
+    if hits.size:
+        return int(hits[0])
     text = str(query_id)
     for i, value in enumerate(ids):
         shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

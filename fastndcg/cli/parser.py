@@ -171,7 +171,8 @@ _EXPLAIN_EXAMPLES = """examples:
 # and missing replace the scoring's; --scores replaces --score for prediction files)
 _SCORE_ONLY = frozenset(
     {
-        *("compare_presets", "engine", "cluster", "colocated", "per_query", "digits", "format"),
+        *("compare_presets", "engine", "cluster", "colocated", "per_query", "per_query_lines"),
+        *("digits", "format"),
         *("batch_rows", "group", "progress"),  # files are read whole: every row is needed
     }
 )

@@ -9,6 +9,7 @@ import numpy as np
 
 from fastndcg._core.aggregate import query_weights
 from fastndcg._core.definition import Definition
+from fastndcg._core.device import on_device
 from fastndcg._core.layout import build_layout
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
@@ -61,7 +62,10 @@ def ndcg(
     ----------
     grades : array-like
         Relevance grades. Flat 1-D (one entry per item; split into queries with ``qid`` or
-        ``offsets``, otherwise a single query), or dense 2-D ``(n_queries, list_len)``.
+        ``offsets``, otherwise a single query), or dense 2-D ``(n_queries, list_len)``. Arrays
+        in GPU memory (torch CUDA tensors, CuPy arrays, numba device arrays, anything with
+        ``__cuda_array_interface__`` or DLPack on a CUDA device) are read in place by
+        ``backend="cuda"``.
     scores : array-like or None, default=None
         Model scores, same shape as ``grades``; higher ranks first. None means the items are
         already in ranked order (then ``ties`` does not apply).
@@ -113,8 +117,11 @@ def ndcg(
         Non-negative weight per query for the aggregate (default 1), in result order: the
         order of ``query_ids`` (first appearance of each ``qid``; rows of 2-D input; queries
         of ``offsets``).
-    backend : {"auto", "numba", "numpy"}, default="auto"
-        ``"auto"`` uses numba when importable unless ``FASTNDCG_BACKEND`` says otherwise.
+    backend : {"auto", "numba", "numpy", "cuda"}, default="auto"
+        ``"auto"`` uses numba when importable unless ``FASTNDCG_BACKEND`` says otherwise, and
+        ``"cuda"`` for grades or scores in GPU memory. ``"cuda"`` computes on an NVIDIA GPU
+        with numba-cuda (``pip install 'fastndcg[cuda]'``): host arrays are copied to the
+        device once; results come back as on the CPU (see :mod:`fastndcg._backends.cuda`).
     n_threads : int, optional
         Numba threads for this call (restored afterwards); default: numba's current setting.
     score_dtype : {"float64", "float32"}, default="float64"
@@ -153,7 +160,10 @@ def ndcg(
         n_threads=n_threads,
         score_dtype=score_dtype,
     )
+    definition = definition.for_inputs(grades, scores)
     definition.check_ideal_inputs(ideal_grades, ideal_qid, ideal_offsets)
+    if on_device(weights):  # weights are applied on the host, with the aggregate
+        weights = definition.backend.to_host(weights)
     with definition.threads():
         layout = build_layout(
             grades, scores, qid=qid, offsets=offsets, mask=mask, backend=definition.backend

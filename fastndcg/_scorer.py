@@ -19,6 +19,7 @@ from fastndcg._api import DiscountSpec, GainSpec, ndcg
 from fastndcg._backends.abi import GRADE_SLOTS, SCORE_SLOTS, KernelArgs, readonly, views
 from fastndcg._core.coerce import from_torch
 from fastndcg._core.definition import Definition
+from fastndcg._core.device import on_device
 from fastndcg._core.layout import build_layout
 from fastndcg._errors import InputError, OptionError
 
@@ -83,9 +84,11 @@ class Scorer:
         )
         self._definition = definition = Definition.create(**options)
         definition.check_tie_keys(known=False)
-        # the options as fastndcg.ndcg takes them (a random seed drawn once stays fixed)
+        # the options as fastndcg.ndcg takes them (a random seed drawn once stays fixed); "auto"
+        # stays "auto", which picks cuda for lists in GPU memory
         seed = definition.seed if definition.ties == "random" else None
-        self._options = dict(options, seed=seed, backend=definition.backend_name)
+        chosen = "auto" if definition.requested_backend == "auto" else definition.backend_name
+        self._options = dict(options, seed=seed, backend=chosen)
         table = definition.gain.table
         # the backend's per-list fast path, where the options allow it (else fastndcg.ndcg)
         self._fast = (
@@ -117,6 +120,8 @@ class Scorer:
         A list with no relevant item (IDCG = 0), an empty one too, scores as ``zero_idcg``
         says: NaN for "skip". CPU torch tensors are read as in :func:`fastndcg.ndcg`.
         """
+        if on_device(grades) or on_device(scores):
+            return self._general(grades, scores)  # read in place by backend="cuda"
         g = grades if type(grades) is np.ndarray else np.asarray(from_torch(grades, "grades"))
         s = scores if type(scores) is np.ndarray else np.asarray(from_torch(scores, "scores"))
         fast = self._fast

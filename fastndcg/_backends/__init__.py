@@ -5,11 +5,12 @@ finds runs of equal query ids, joins TREC runs with their judgments and draws th
 the paired tests of :func:`fastndcg.compare`. The rest of the package
 talks to the object it gets from :func:`resolve_backend` and never imports a kernel.
 
-Two backends are registered here: ``"numba"`` (parallel Numba kernels on the thread pool of
-:mod:`fastndcg._backends.parallel`; numba is imported on first use) and ``"numpy"`` (a
-vectorised twin). A third is added by writing one package beside them and registering it with
-:func:`register_backend`. ``"auto"`` picks the first available backend that registered itself
-for automatic choice, unless ``FASTNDCG_BACKEND`` names one.
+Three backends are registered here: ``"numba"`` (parallel Numba kernels on the thread pool of
+:mod:`fastndcg._backends.parallel`; numba is imported on first use), ``"numpy"`` (a vectorised
+twin) and ``"cuda"`` (numba-cuda kernels on a GPU, :mod:`fastndcg._backends.cuda`; never
+chosen by ``"auto"`` for host inputs). Another is added by writing one package beside them and
+registering it with :func:`register_backend`. ``"auto"`` picks the first available backend that
+registered itself for automatic choice, unless ``FASTNDCG_BACKEND`` names one.
 """
 
 from __future__ import annotations
@@ -213,8 +214,13 @@ def automatic_backend() -> Backend:
 
 
 def unavailable_reason(name: str) -> str:
-    """Why backend ``name`` cannot run here, and what to install."""
-    return _REGISTRY[name].missing
+    """Why backend ``name`` cannot run here, and what to install.
+
+    A loader's ImportError with a ``missing`` attribute words it (a backend that can miss
+    several things, such as a package, a driver or a device); else the registered words.
+    """
+    get_backend(name)
+    return getattr(_LOADED.get(name), "missing", None) or _REGISTRY[name].missing
 
 
 def resolve_backend(name: str) -> Backend:
@@ -267,3 +273,10 @@ register_backend(
     missing="numba, which cannot be imported here; install it (pip install numba)",
 )
 register_backend("numpy", _load("fastndcg._backends.numpy", "NumpyBackend"), missing="numpy")
+# never picked by "auto" for host inputs; inputs in device memory pick it (_core/device.py)
+register_backend(
+    "cuda",
+    _load("fastndcg._backends.cuda", "CudaBackend"),
+    automatic=False,
+    missing="numba-cuda, which cannot be imported here; install it (pip install 'fastndcg[cuda]')",
+)

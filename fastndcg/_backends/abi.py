@@ -10,10 +10,12 @@ Nothing here validates: the core has checked every value before it builds these 
   one compiled signature then serves every input dtype without a conversion copy.
 - :class:`DocumentIds`: a TREC run's or its judgments' document ids, in the form a backend's
   join compares them.
+- :func:`on_cuda_device`: whether an input lives in CUDA device memory (a GPU backend's input).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -53,6 +55,8 @@ def readonly(values: np.ndarray) -> np.ndarray:
     Numba compiles a kernel once per array type, and writeability is part of the type: passing
     every column read-only (as Arrow hands them over) halves the signatures to compile.
     """
+    if not isinstance(values, np.ndarray):  # a device array: the CUDA kernels take it as it is
+        return values
     if values.flags.writeable:
         values = values.view()
         values.flags.writeable = False
@@ -219,3 +223,43 @@ class DocumentIds:
     bounds: np.ndarray | None = None
     data: np.ndarray | None = None
     codes: np.ndarray | None = None
+
+
+# DLPack device types of CUDA memory (kDLCUDA, kDLCUDAManaged)
+KDL_CUDA = 2
+KDL_CUDA_MANAGED = 13
+_DEVICE_TYPES = (KDL_CUDA, KDL_CUDA_MANAGED)
+
+
+def torch_tensor(values: Any) -> bool:
+    """Whether ``values`` is a torch tensor (torch is not imported)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(values, torch.Tensor)
+
+
+def on_cuda_device(values: Any) -> bool:
+    """Whether ``values`` lives in CUDA device memory.
+
+    True for a torch tensor on a CUDA device, a numba device array, an object with
+    ``__cuda_array_interface__`` (CuPy, ...), or one whose ``__dlpack_device__`` is a CUDA
+    device. Nothing is imported.
+    """
+    if isinstance(values, (np.ndarray, list, tuple, int, float)):
+        return False
+    if torch_tensor(values):
+        return values.device.type == "cuda"
+    if getattr(values, "__cuda_ndarray__", False):  # numba's device arrays (and the simulator's)
+        return True
+    try:
+        if hasattr(values, "__cuda_array_interface__"):
+            return True
+    except Exception:  # a property that raises: not readable here
+        return False
+    probe = getattr(values, "__dlpack_device__", None)
+    if probe is None:
+        return False
+    try:
+        device_type = int(probe()[0])
+    except Exception:
+        return False
+    return device_type in _DEVICE_TYPES

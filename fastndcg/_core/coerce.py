@@ -65,10 +65,11 @@ def from_torch(values: Any, name: str) -> Any:
     if torch is None or not isinstance(values, torch.Tensor):
         return values
     if values.device.type != "cpu":
+        gpu = " or `backend='cuda'`" if values.device.type == "cuda" else ""
         raise InputTypeError(
             f"{name} is a torch tensor on {values.device}, which NumPy cannot read",
             value=str(values.device),
-            fix=f"pass {name}.cpu()",
+            fix=f"pass {name}.cpu(){gpu}",
         )
     values = values.detach()
     return values.float() if values.dtype == torch.bfloat16 else values
@@ -167,13 +168,20 @@ def _check_exact_in_float64(
         beyond = "beyond 2**53"
     if inexact.any():
         row = int(np.argmax(inexact))
-        raise InputError(
-            f"{name} has {array[row]!s} at {where(row)}, {beyond}: float64 (the precision {use}) "
-            f"rounds it{' and neighbours can tie' if ties else ''}",
-            value=plain(array[row]),
-            where=where(row),
-            fix=f"rescale them, or convert {name} to float64 to accept the rounding",
-        )
+        raise inexact_error(name, array[row], where(row), beyond, use, ties)
+
+
+def inexact_error(
+    name: str, value: Any, where: str, beyond: str, use: str, ties: bool
+) -> InputError:
+    """The InputError (to raise) for a ``value`` of ``name`` that float64 rounds."""
+    return InputError(
+        f"{name} has {value!s} at {where}, {beyond}: float64 (the precision {use}) "
+        f"rounds it{' and neighbours can tie' if ties else ''}",
+        value=plain(value),
+        where=where,
+        fix=f"rescale them, or convert {name} to float64 to accept the rounding",
+    )
 
 
 def checked_stats(

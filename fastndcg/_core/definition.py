@@ -19,6 +19,7 @@ from fastndcg._backends import Backend, resolve_backend
 from fastndcg._backends.abi import Plan
 from fastndcg._backends.codes import SPLITMIX_GOLDEN, TIE_KEY
 from fastndcg._core.aggregate import query_weights, relative_weights
+from fastndcg._core.device import backend_for, on_device
 from fastndcg._core.grouping import Judgments
 from fastndcg._core.layout import Layout, align_ideal, check_scores
 from fastndcg._core.options import parse
@@ -48,6 +49,7 @@ class Definition:
     backend: Backend
     n_threads: int | None
     score_dtype: str = "float64"
+    requested_backend: str = "auto"  # the backend= value ("auto" may follow the inputs)
 
     @classmethod
     def create(
@@ -82,6 +84,7 @@ class Definition:
             raise OptionError(
                 "`max_grade=` is only used with `ideal='max'`", option="max_grade", value=max_grade
             )
+        backend_name = parse("backend", backend)
         return cls(
             cutoffs=parse("k", k),
             gain=parse("gain", gain),
@@ -92,9 +95,10 @@ class Definition:
             seed=seed or 0,
             zero_idcg=parse("zero_idcg", zero_idcg),
             aggregate=parse("aggregate", aggregate),
-            backend=resolve_backend(parse("backend", backend)),
+            backend=resolve_backend(backend_name),
             n_threads=parse("n_threads", n_threads),
             score_dtype=parse("score_dtype", score_dtype),
+            requested_backend=backend_name,
         )
 
     @property
@@ -178,7 +182,13 @@ class Definition:
             ideal_mode=IDEALS[self.ideal],
             ideal=ideal,
             max_grade=self.max_grade,
+            backend=self.backend,
         )
+
+    def for_inputs(self, *inputs: Any) -> Definition:
+        """The definition for these inputs (``"auto"`` is ``"cuda"`` for inputs on the device)."""
+        backend = backend_for(self.requested_backend, self.backend, *inputs)
+        return self if backend is self.backend else replace(self, backend=backend)
 
     def held(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` as held before ranking: rounded to ``score_dtype`` (unchanged if float64).
@@ -189,6 +199,8 @@ class Definition:
         """
         if self.score_dtype == "float64":
             return scores
+        if on_device(scores):
+            return scores if scores.dtype == np.float32 else self.backend.convert(scores, "f4")
         with np.errstate(over="ignore"):
             return scores.astype(np.float32, copy=False)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._backends import Backend
-from fastndcg._backends.abi import ColumnStats, readonly
+from fastndcg._backends.abi import ColumnStats, on_cuda_device, readonly
 from fastndcg._core.coerce import (
     as_array,
     as_grade_vector,
@@ -31,6 +31,7 @@ from fastndcg._core.coerce import (
     reject_masked,
     reject_table,
 )
+from fastndcg._core.device import device_layout, on_device, reads_device
 from fastndcg._core.grouping import Judgments, group_rows
 from fastndcg._core.vocabulary import plain
 from fastndcg._errors import InputError, OptionError
@@ -43,11 +44,13 @@ class Layout:
     Attributes
     ----------
     offsets : ndarray of int64, shape (n_queries + 1,)
-        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]``.
+        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]`` (always on the host).
     grades : ndarray
-        Relevance grade of every row (one of the kernel dtypes).
+        Relevance grade of every row (one of the kernel dtypes); a device array for inputs in
+        GPU memory (:mod:`fastndcg._core.device`).
     scores : ndarray of float64 or float32, or None
-        Model score of every row; None when rows are already in ranked order.
+        Model score of every row (on the device with the grades); None when rows are already
+        in ranked order.
     query_ids : ndarray
         Identifier of every query, in layout order.
     grade_stats : ColumnStats
@@ -96,11 +99,14 @@ def check_scores(layout: Layout, backend: Backend) -> Layout:
         return layout
     if backend.column_stats(layout.scores, integral=False).first_nonfinite < 0:
         return replace(layout, scores_checked=True)
-    bad = np.flatnonzero(~np.isfinite(layout.scores))  # rare: the first bad score in input order
+    scores = layout.scores
+    if on_cuda_device(scores):  # rare: the error names a row, found on the host
+        scores = backend.to_host(scores)
+    bad = np.flatnonzero(~np.isfinite(scores))  # rare: the first bad score in input order
     if bad.size:
         rows = bad if layout.row_order is None else layout.row_order[bad]
         first = int(np.argmin(rows))
-        value, row = layout.scores[bad[first]], layout.where(int(rows[first]))
+        value, row = scores[bad[first]], layout.where(int(rows[first]))
         raise nonfinite_error(layout.names[1], value, row)
     return replace(layout, scores_checked=True)
 
@@ -116,11 +122,14 @@ def build_layout(
 ) -> Layout:
     """Build the CSR layout from flat or dense input (see :func:`fastndcg.ndcg`).
 
-    ``backend`` runs the validation scans.
+    ``backend`` runs the validation scans. A backend that reads device memory takes inputs
+    on the device as they are (:func:`fastndcg._core.device.device_layout`).
     """
     reject_masked(grades, "grades")
     reject_masked(scores, "scores")
     reject_table(grades, "grades")
+    if reads_device(backend) and (on_device(grades) or on_device(scores)):
+        return device_layout(grades, scores, qid=qid, offsets=offsets, mask=mask, backend=backend)
     grades_in = as_array(grades, "grades")
     if grades_in.ndim == 2:
         if qid is not None or offsets is not None:
@@ -261,6 +270,12 @@ def align_ideal(
             option="ideal",
             value="global",
         )
+    if on_device(ideal_grades):  # judgment lists are aligned on the host
+        ideal_grades = backend.to_host(ideal_grades)
+    if on_device(ideal_qid):
+        ideal_qid = backend.to_host(ideal_qid)
+    if on_device(ideal_offsets):
+        ideal_offsets = backend.to_host(ideal_offsets)
     if ideal_qid is not None:
         return Judgments.build(ideal_grades, ideal_qid, backend).for_queries(layout.query_ids)
     grades = as_grade_vector(ideal_grades, "ideal_grades")

@@ -341,7 +341,8 @@ _TABLE = (
     # -- computation ----------------------------------------------------------------------------
     Option(
         "backend",
-        "what computes: numba kernels, the NumPy twin, or auto (numba when importable)",
+        "what computes: numba kernels, the NumPy twin, numba-cuda kernels on a GPU (cuda), or "
+        "auto (numba when importable; cuda for inputs in GPU memory)",
         "auto",
         "runtime",
         _DEFINING,

@@ -34,7 +34,7 @@ DISCOUNT_NAMES = ("log2", "jarvelin", "reciprocal")
 ZERO_IDCG = ("skip", "zero", "one", "error")
 AGGREGATES = ("mean", "ratio")
 TOOL_AGGREGATES = ("lightgbm", "xgboost", "keras_rs")
-BACKENDS = ("auto", "numba", "numpy")
+BACKENDS = ("auto", "numba", "numpy", "cuda")
 # Precision scores are held in before ranking; "float32" reproduces tools that store them so.
 SCORE_DTYPES = ("float64", "float32")
 MISSING = ("zero", "skip", "error")  # judged queries absent from a TREC run

@@ -1,0 +1,230 @@
+"""The CUDA backend: numba-cuda kernels on an NVIDIA GPU (``backend="cuda"``).
+
+Loaded on first use, never at ``import fastndcg``. It needs numba-cuda (the extra
+``fastndcg[cuda]``), a CUDA driver and a device; where one is missing, ``backend="cuda"`` is a
+:class:`~fastndcg.BackendUnavailableError` naming it. ``backend="auto"`` picks it for inputs in
+device memory only (see :mod:`fastndcg._core.device`).
+
+What runs where
+---------------
+- **On the device**: scoring (:meth:`CudaBackend.score`: DCG and IDCG of every query, every
+  option of the Numba kernel), and the validation of device columns (:meth:`column_stats`,
+  :meth:`first_where`: block reductions whose few numbers come back to the host), conversions
+  and gathers of device columns.
+- **On the host** (the Numba backend, else the NumPy one): everything that reads host data or
+  Python objects: scans of host columns, the runs of query ids (a device ``qid`` is copied to
+  the host and grouped there; grades and scores stay on the device and are gathered there when
+  rows move), the TREC join and its document ids, the options and the plan, and the aggregation
+  of the per-query DCG and IDCG (as for every backend). Host arrays given with
+  ``backend="cuda"`` are validated on the host and copied to the device once, by :meth:`score`.
+
+Scoring (kernels in ``score.py`` and ``sort.py``; sizes in ``common.py``)
+-------------------------------------------------------------------------
+Queries fall in two size classes. Lists of at most ``SMALL`` rows (64) are scored one thread
+per list by the Numba kernel's serial algorithm. Longer lists are sorted: one block of
+``THREADS`` threads per chunk of ``CAP`` rows (1024) sorts the chunk in shared memory, and the
+runs of a list longer than a chunk are merged by passes over the whole grid (a list of ten
+million rows is 9,766 chunks on every multiprocessor at once, not one warp), keeping only the
+``count`` best (``k``, or the whole list); one block per list then sums the DCG by block
+reductions. Ideal gains of long lists are sorted the same way. Every sum has a fixed order (no
+floating-point atomics): the same input gives the same bits on every run.
+
+Options the GPU cannot do itself: a callable gain or a gain dict with device grades computes
+the gains on the host (the grades are copied there and the gains back). Everything else runs
+on the device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+
+from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
+
+
+class CudaUnavailable(ImportError):
+    """The CUDA backend cannot run here; ``missing`` words what is missing and the fix."""
+
+    def __init__(self, missing: str) -> None:
+        super().__init__(missing)
+        self.missing = missing
+
+
+INSTALL = "install it (pip install 'fastndcg[cuda]')"
+MISSING_PACKAGE = f"numba-cuda, which cannot be imported here; {INSTALL}"
+MISSING_DRIVER = (
+    "a CUDA driver, which numba-cuda cannot find here (no libcuda); install the NVIDIA driver"
+)
+MISSING_DEVICE = "a CUDA device, which the driver does not report here; run on a machine with one"
+
+
+def ensure_numpy_aliases() -> None:
+    """Give NumPy the names numba-cuda still uses.
+
+    numba-cuda 0.30.4 registers a typing template for ``np.row_stack``, which NumPy 2.5 removed
+    (``AttributeError: module 'numpy' has no attribute 'row_stack'`` when the first kernel
+    compiles). ``np.row_stack`` was an alias of ``np.vstack``; it is set back, before numba-cuda
+    is imported, only where it is missing.
+    """
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack  # noqa: NPY201
+
+
+def import_cuda() -> Any:
+    """numba-cuda's ``numba.cuda`` module, usable here; CudaUnavailable says what is missing."""
+    ensure_numpy_aliases()
+    try:
+        from numba import cuda
+    except ImportError as exc:
+        raise CudaUnavailable(MISSING_PACKAGE) from exc
+    if cuda.config.ENABLE_CUDASIM:
+        return cuda
+    try:
+        devices = len(cuda.gpus)
+    except Exception as exc:  # CudaSupportError: no driver library, or it failed to start
+        text = str(exc).lower()
+        if "driver" in text and ("cannot be found" in text or "not found" in text):
+            raise CudaUnavailable(MISSING_DRIVER) from exc
+        raise CudaUnavailable(
+            f"a working CUDA driver, which failed to start here ({str(exc).strip()}); "
+            "check the NVIDIA driver"
+        ) from exc
+    if devices == 0:
+        raise CudaUnavailable(MISSING_DEVICE)
+    return cuda
+
+
+class CudaBackend:
+    """numba-cuda kernels on the current CUDA device (see :mod:`fastndcg._backends.cuda`).
+
+    Besides the operations of :class:`fastndcg._backends.Backend` it has the device operations
+    the core uses for inputs in device memory (``reads_device``): :meth:`device_column`,
+    :meth:`to_host`, :meth:`first_where`, :meth:`take`, :meth:`convert`, :meth:`flatten`.
+    """
+
+    name = "cuda"
+    checks_scores = True
+    serves_single_lists = False
+    reads_device = True
+
+    def __init__(self) -> None:
+        self._cuda = import_cuda()
+        from fastndcg._backends.cuda import launch
+
+        self._launch = launch.Launcher(self._cuda)
+
+    @property
+    def simulated(self) -> bool:
+        """Whether kernels run in numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
+        return bool(self._cuda.config.ENABLE_CUDASIM)
+
+    @property
+    def host(self) -> Any:
+        """The backend of the operations that run on the host: Numba, else NumPy."""
+        from fastndcg._backends import get_backend
+
+        return get_backend("numba") or get_backend("numpy")
+
+    def device_name(self) -> str:
+        """The name of the current device ("simulator" under the simulator)."""
+        if self.simulated:
+            return "numba-cuda simulator"
+        name = self._cuda.get_current_device().name
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def threads(self, n_threads: int | None) -> contextlib.AbstractContextManager[None]:
+        """``n_threads`` applies to the host operations (checked as the host backend does)."""
+        return self.host.threads(n_threads)
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
+        """DCG and IDCG ``(n_queries, n_cutoffs)`` on the device, and the non-finite scores met."""
+        return self._launch.score(plan)
+
+    # -- columns -----------------------------------------------------------------------------
+
+    def column_stats(self, values: Any, integral: bool = True) -> ColumnStats:
+        """One scan of a column: block reductions on the device, or the host backend's scan."""
+        if isinstance(values, np.ndarray):
+            return self.host.column_stats(values, integral)
+        return self._launch.column_stats(values, integral)
+
+    def first_where(
+        self, values: Any, test: str, low: float = 0.0, high: float = 0.0, table: Any = None
+    ) -> int:
+        """First row of a device column passing ``test`` (-1: none); see ``scan.py``'s codes.
+
+        ``test`` is "negative", "outside" (below ``low`` or at least ``high``), "nonintegral",
+        "beyond_exact" (an integer beyond 2**53), "unmapped" (``table[int(v)]`` is NaN) or
+        "nonfinite".
+        """
+        return self._launch.first_where(values, test, low, high, table)
+
+    def device_column(self, values: Any) -> Any:
+        """A device object (or host array: copied) as a numba device array, without a copy."""
+        return self._launch.device_column(values)
+
+    def to_host(self, values: Any) -> np.ndarray:
+        """A device column (or any device object) copied to a host array."""
+        return self._launch.to_host(values)
+
+    def take(self, values: Any, rows: np.ndarray) -> Any:
+        """``values[rows]`` gathered on the device (``rows`` a host array)."""
+        return self._launch.take(values, rows)
+
+    def convert(self, values: Any, dtype: Any) -> Any:
+        """A device column converted to ``dtype`` on the device (a new device array)."""
+        return self._launch.convert(values, np.dtype(dtype))
+
+    def flatten(self, values: Any) -> Any:
+        """A 2-D device array as 1-D, row after row (a view when contiguous)."""
+        return self._launch.flatten(values)
+
+    # -- on the host -------------------------------------------------------------------------
+
+    def run_bounds(self, ids: np.ndarray) -> np.ndarray:
+        """On the host (query ids are grouped there)."""
+        return self.host.run_bounds(ids)
+
+    def stray_whitespace(self, data: np.ndarray, separator: int, other: int) -> bool:
+        """On the host (TREC files are read there)."""
+        return self.host.stray_whitespace(data, separator, other)
+
+    def document_ids(self, judged: Any, run: Any, ordered: bool) -> tuple[DocumentIds, DocumentIds]:
+        """On the host (the TREC join runs there)."""
+        return self.host.document_ids(judged, run, ordered)
+
+    def match_judgments(
+        self,
+        offsets: np.ndarray,
+        order: np.ndarray | None,
+        ids: DocumentIds,
+        judged_offsets: np.ndarray,
+        judged_rows: np.ndarray,
+        judged_ids: DocumentIds,
+        judged_labels: np.ndarray,
+    ) -> tuple[np.ndarray, int]:
+        """On the host (the TREC join runs there)."""
+        return self.host.match_judgments(
+            offsets, order, ids, judged_offsets, judged_rows, judged_ids, judged_labels
+        )
+
+    def docid_ranks(
+        self, offsets: np.ndarray, order: np.ndarray | None, ids: DocumentIds, scores: np.ndarray
+    ) -> np.ndarray:
+        """On the host (the TREC join runs there)."""
+        return self.host.docid_ranks(offsets, order, ids, scores)
+
+    def first_ranked(
+        self,
+        offsets: np.ndarray,
+        order: np.ndarray | None,
+        scores: np.ndarray,
+        tie_key: np.ndarray | None,
+        max_docs: int,
+    ) -> np.ndarray:
+        """On the host (the TREC join runs there)."""
+        return self.host.first_ranked(offsets, order, scores, tie_key, max_docs)

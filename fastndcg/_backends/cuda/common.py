@@ -1,0 +1,145 @@
+"""Sizes and device functions shared by the CUDA kernels (gains, tie keys, sort keys).
+
+The sizes split queries into classes by list length (see :mod:`fastndcg._backends.cuda`):
+
+- ``SMALL``: lists up to this length are scored by one thread each (the serial algorithm of
+  the Numba kernel, in registers and local memory);
+- ``CAP``: longer lists are sorted in chunks of this many rows, one thread block per chunk
+  (a bitonic network in shared memory); a list of one chunk is done there, a longer one is
+  merged by :func:`fastndcg._backends.cuda.sort.merge_level` passes spread over the whole grid;
+- ``THREADS``: threads per block of the sorting, merging and finishing kernels.
+
+Under numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``, each CUDA thread a Python thread) the
+sizes are tiny, so that lists of a dozen rows already take every path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from fastndcg._backends.codes import (
+    GAIN_EXP2,
+    GAIN_LINEAR,
+    SPLITMIX_GOLDEN,
+    SPLITMIX_MIX1,
+    SPLITMIX_MIX2,
+    TIE_KEY,
+    TIE_OPTIMISTIC,
+    TIE_PESSIMISTIC,
+    TIE_RANDOM,
+)
+
+SIMULATED = bool(cuda.config.ENABLE_CUDASIM)
+
+SMALL = 3 if SIMULATED else 64
+CAP = 8 if SIMULATED else 1024  # a power of two
+THREADS = 4 if SIMULATED else 256  # a power of two, at most CAP
+SMALL_THREADS = 4 if SIMULATED else 128  # threads per block of the one-thread-per-list kernels
+
+# what a sort orders: query rows by score and tie rule, ideal rows by gain, or plain values
+MODE_RANK = 0
+MODE_GAIN = 1
+MODE_VALUE = 2
+
+_GOLDEN = np.uint64(SPLITMIX_GOLDEN)
+_MIX1 = np.uint64(SPLITMIX_MIX1)
+_MIX2 = np.uint64(SPLITMIX_MIX2)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_NO_KEY = np.uint64(0)
+
+
+@cuda.jit(device=True)
+def random_key(seed, row):
+    """SplitMix64 hash of (seed, row): the Numba kernel's random tie key of a global row."""
+    z = seed + np.uint64(row) * _GOLDEN
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+@cuda.jit(device=True)
+def gain(grade, gain_mode, gain_table):
+    """Gain of ``grade``: ``2**g - 1``, ``g``, or ``table[int(g)]``, as in the Numba kernel."""
+    g = np.float64(grade)
+    if gain_mode == GAIN_EXP2:
+        return math.pow(2.0, g) - 1.0
+    if gain_mode == GAIN_LINEAR:
+        return g
+    return gain_table[np.int64(g)]
+
+
+@cuda.jit(device=True)
+def sort_key(mode, row, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table):
+    """``(k1, k2f, k2u)``: item ``row`` goes first by k1 descending, then k2f and k2u ascending.
+
+    Rows that compare equal on all three go in row order. ``MODE_RANK`` reproduces the Numba
+    kernel's ranking: score descending, then the tie rule (lower gain first for
+    "pessimistic", higher for "optimistic", the SplitMix64 key for "random", the caller's key
+    for a keyed rule), then input order. ``MODE_GAIN`` orders ideal rows by gain,
+    ``MODE_VALUE`` entries of ``values``.
+    """
+    if mode == MODE_RANK:
+        k1 = np.float64(scores[row])
+        k2f = 0.0
+        k2u = _NO_KEY
+        if tie_mode == TIE_PESSIMISTIC:
+            k2f = gain(grades[row], gain_mode, gain_table)
+        elif tie_mode == TIE_OPTIMISTIC:
+            k2f = -gain(grades[row], gain_mode, gain_table)
+        elif tie_mode == TIE_RANDOM:
+            k2u = random_key(seed, row)
+        elif tie_mode == TIE_KEY:
+            k2f = np.float64(tie_key[row])  # ranks of document ids: below 2**53
+        return k1, k2f, k2u
+    if mode == MODE_GAIN:
+        return gain(grades[row], gain_mode, gain_table), 0.0, _NO_KEY
+    return np.float64(values[row]), 0.0, _NO_KEY
+
+
+@cuda.jit(device=True)
+def key_before(a1, a2f, a2u, arow, b1, b2f, b2u, brow):
+    """Whether the item with keys ``(a1, a2f, a2u)`` and row ``arow`` goes before the other."""
+    if a1 != b1:
+        return a1 > b1
+    if a2f != b2f:
+        return a2f < b2f
+    if a2u != b2u:
+        return a2u < b2u
+    return arow < brow
+
+
+@cuda.jit(device=True)
+def row_before(mode, a, b, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table):
+    """Whether row ``a`` goes before row ``b`` (keys computed from the columns)."""
+    a1, a2f, a2u = sort_key(
+        mode, a, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table
+    )
+    b1, b2f, b2u = sort_key(
+        mode, b, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table
+    )
+    return key_before(a1, a2f, a2u, a, b1, b2f, b2u, b)
+
+
+@cuda.jit(device=True)
+def block_sum(red, tid, value):
+    """Sum of ``value`` over the block's threads, in a fixed tree order (deterministic).
+
+    Every thread of the block must call it; all get the total. ``red`` is shared scratch of
+    :data:`THREADS` entries.
+    """
+    red[tid] = value
+    cuda.syncthreads()
+    stride = THREADS // 2
+    while stride > 0:
+        if tid < stride:
+            red[tid] += red[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    total = red[0]
+    cuda.syncthreads()
+    return total

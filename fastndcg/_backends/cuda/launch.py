@@ -1,0 +1,502 @@
+"""Host side of the CUDA backend: device columns in, kernel launches, results out.
+
+Every launch and copy of one call goes on one stream: the stream a device input named (CUDA
+Array Interface ``stream``), else numba's default stream. Launches are queued without waiting;
+the host waits once, for the few numbers a check needs or for the results at the end, and the
+call's device memory is released before it returns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fastndcg._backends import codes as C
+from fastndcg._backends.abi import ColumnStats, Plan
+from fastndcg._backends.cuda import common, interop, scan, score, sort
+
+_TESTS = {
+    "negative": scan.NEGATIVE,
+    "outside": scan.OUTSIDE,
+    "nonintegral": scan.NONINTEGRAL,
+    "beyond_exact": scan.BEYOND_EXACT,
+    "unmapped": scan.UNMAPPED,
+    "nonfinite": scan.NONFINITE,
+}
+_MAX_GRID = 1 << 16  # blocks of a grid-stride kernel
+_SCAN_BLOCKS = 1024  # blocks of the column scans (their partial results come to the host)
+
+
+def _blocks(n: int, per_block: int) -> int:
+    return max(1, min(_MAX_GRID, -(-n // per_block)))
+
+
+def _exclusive(counts: np.ndarray) -> np.ndarray:
+    out = np.zeros(counts.size, dtype=np.int64)
+    np.cumsum(counts[:-1], out=out[1:])
+    return out
+
+
+class Launcher:
+    """Launches the kernels of ``score.py``, ``sort.py`` and ``scan.py`` with numba-cuda."""
+
+    def __init__(self, cuda: Any) -> None:
+        self.cuda = cuda
+        self.simulated = bool(cuda.config.ENABLE_CUDASIM)
+
+    # -- device columns ----------------------------------------------------------------------
+
+    def is_device_array(self, values: Any) -> bool:
+        """Whether ``values`` is a numba device array (real or simulated)."""
+        return bool(getattr(values, "__cuda_ndarray__", False))
+
+    def device_column(self, values: Any) -> Any:
+        """``values`` as a numba device array over the same memory (host arrays: a copy)."""
+        if self.is_device_array(values):
+            return values
+        if isinstance(values, np.ndarray):
+            return self.cuda.to_device(np.ascontiguousarray(values))
+        owner, interface = interop.interface_of(values)
+        if self.simulated:
+            return self.cuda.to_device(interop.host_view(interface, owner), copy=False)
+        array = self.cuda.from_cuda_array_interface(interface, owner=owner, sync=False)
+        stream = interface.get("stream")
+        if stream == 1:
+            array.stream = self.cuda.legacy_default_stream()
+        elif stream == 2:
+            array.stream = self.cuda.per_thread_default_stream()
+        return array
+
+    def stream_of(self, *arrays: Any) -> Any:
+        """The stream the first device array with one names (0: numba's default stream)."""
+        if self.simulated:
+            return 0
+        for array in arrays:
+            stream = getattr(array, "stream", 0)
+            if stream:
+                return stream
+        return 0
+
+    def to_host(self, values: Any) -> np.ndarray:
+        """A host copy of a device column (waits for it)."""
+        array = self.device_column(values)
+        return array.copy_to_host(stream=self.stream_of(array))
+
+    def _device(self, values: np.ndarray | Any, stream: Any) -> Any:
+        if self.is_device_array(values):
+            return values
+        values = np.ascontiguousarray(values)
+        if values.size == 0:  # the kernels index nothing in it, but want an array
+            values = np.zeros(1, dtype=values.dtype)
+        return self.cuda.to_device(values, stream=stream)
+
+    def take(self, values: Any, rows: np.ndarray) -> Any:
+        """``values[rows]`` on the device."""
+        array = self.device_column(values)
+        stream = self.stream_of(array)
+        out = self.cuda.device_array(rows.size, dtype=array.dtype, stream=stream)
+        if rows.size:
+            rows_d = self._device(rows.astype(np.int64), stream)
+            scan.take[-(-rows.size // 256), 256, stream](array, rows_d, out)
+        return out
+
+    def convert(self, values: Any, dtype: np.dtype) -> Any:
+        """``values`` converted to ``dtype`` on the device."""
+        array = self.device_column(values)
+        stream = self.stream_of(array)
+        if array.ndim != 1:
+            array = self.flatten(array)
+        out = self.cuda.device_array(array.size, dtype=dtype, stream=stream)
+        if array.size:
+            scan.convert[-(-array.size // 256), 256, stream](array, out)
+        return out
+
+    def flatten(self, values: Any) -> Any:
+        """A 2-D device array as 1-D, rows after rows."""
+        array = self.device_column(values)
+        if array.is_c_contiguous():
+            return array.reshape(array.size)
+        stream = self.stream_of(array)
+        out = self.cuda.device_array(array.size, dtype=array.dtype, stream=stream)
+        if array.size:
+            grid = (-(-array.shape[0] // 16), -(-array.shape[1] // 16))
+            scan.flatten[grid, (16, 16), stream](array, out)
+        return out
+
+    # -- validation --------------------------------------------------------------------------
+
+    def column_stats(self, values: Any, integral: bool) -> ColumnStats:
+        """Extremes, first non-finite and first non-integral row of a device column."""
+        array = self.device_column(values)
+        if array.size == 0:
+            return ColumnStats(np.inf, -np.inf, -1, -1)
+        stream = self.stream_of(array)
+        blocks = min(_SCAN_BLOCKS, -(-array.size // common.THREADS))
+        low = self.cuda.device_array(blocks, np.float64, stream=stream)
+        high = self.cuda.device_array(blocks, np.float64, stream=stream)
+        bad = self.cuda.device_array(blocks, np.int64, stream=stream)
+        frac = self.cuda.device_array(blocks, np.int64, stream=stream)
+        is_float = array.dtype.kind == "f"
+        scan.column_stats[blocks, common.THREADS, stream](
+            array, bool(integral), is_float, low, high, bad, frac
+        )
+        bad_h, frac_h = bad.copy_to_host(stream=stream), frac.copy_to_host(stream=stream)
+        low_h, high_h = low.copy_to_host(stream=stream), high.copy_to_host(stream=stream)
+        first_bad = _first(bad_h)
+        first_frac = _first(frac_h) if integral and is_float else -1
+        return ColumnStats(float(low_h.min()), float(high_h.max()), first_bad, first_frac)
+
+    def first_where(self, values: Any, test: str, low: float, high: float, table: Any) -> int:
+        """First row passing ``test`` (-1: none)."""
+        array = self.device_column(values)
+        if array.size == 0:
+            return -1
+        code = _TESTS[test]
+        if code == scan.BEYOND_EXACT and array.dtype == np.uint64:
+            array, code = array.view(np.int64), scan.BEYOND_UNSIGNED
+        stream = self.stream_of(array)
+        table_d = self._device(np.zeros(1) if table is None else table, stream)
+        blocks = min(_SCAN_BLOCKS, -(-array.size // common.THREADS))
+        first = self.cuda.device_array(blocks, np.int64, stream=stream)
+        scan.first_where[blocks, common.THREADS, stream](
+            array, code, float(low), float(high), table_d, first
+        )
+        return _first(first.copy_to_host(stream=stream))
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
+        """DCG and IDCG of ``plan`` (see the backend's docstring for the size classes)."""
+        cuda = self.cuda
+        n_queries, n_cut = plan.n_queries, plan.cutoffs.size
+        if n_queries == 0:
+            empty = np.zeros((n_cut, 0))
+            return empty.T, empty.copy().T, 0
+        stream = self.stream_of(plan.grades, plan.scores)
+        dev = lambda values: self._device(values, stream)  # noqa: E731
+        ranked = plan.scores is None
+        grades = dev(plan.grades)
+        scores = dev(np.zeros(1) if ranked else plan.scores)
+        offsets = dev(plan.offsets)
+        same_lists = plan.ideal_offsets is plan.offsets
+        ideal_offsets = offsets if same_lists else dev(plan.ideal_offsets)
+        ideal_grades = grades if plan.ideal_grades is plan.grades else dev(plan.ideal_grades)
+        tie_key = dev(plan.tie_key if plan.tie_key.size else np.zeros(1, np.int64))
+        gain_table = dev(plan.gain_table)
+        level_order, level_gain = dev(plan.level_order), dev(plan.level_gain)
+        discount, discount_prefix = dev(plan.discount), dev(plan.discount_prefix)
+        cutoffs = dev(plan.cutoffs)
+        whole = bool((plan.cutoffs < 0).any())
+        k_max = int(plan.k_max)
+        seed = np.uint64(plan.seed)
+        rules = (plan.tie_mode, tie_key, seed, plan.gain_mode, gain_table)
+        dcg = cuda.device_array((n_cut, n_queries), np.float64, stream=stream)
+        idcg = cuda.device_array((n_cut, n_queries), np.float64, stream=stream)
+        grid2 = (-(-n_cut // 4), -(-n_queries // 64))
+        score.fill[grid2, (4, 64), stream](dcg, 0.0)
+        score.fill[grid2, (4, 64), stream](idcg, 0.0)
+        nonfinite = cuda.to_device(np.zeros(1, np.int64), stream=stream)
+        per_list = -(-n_queries // common.SMALL_THREADS)
+        score.dcg_small[per_list, common.SMALL_THREADS, stream](
+            offsets,
+            grades,
+            scores,
+            ranked,
+            *rules,
+            discount,
+            discount_prefix,
+            cutoffs,
+            k_max,
+            whole,
+            plan.ideal_mode,
+            float(plan.max_gain),
+            dcg,
+            idcg,
+            nonfinite,
+        )
+        from_lists = plan.ideal_mode in (C.IDEAL_RECALL, C.IDEAL_GLOBAL)
+        if from_lists:
+            score.idcg_small[per_list, common.SMALL_THREADS, stream](
+                ideal_offsets,
+                ideal_grades,
+                plan.gain_mode,
+                gain_table,
+                level_order,
+                level_gain,
+                discount,
+                cutoffs,
+                k_max,
+                whole,
+                idcg,
+            )
+        lengths = np.diff(plan.offsets)
+        big = np.flatnonzero(lengths > common.SMALL)
+        if big.size:
+            self._score_long(
+                plan,
+                big,
+                lengths[big],
+                ranked,
+                grades,
+                scores,
+                rules,
+                discount,
+                cutoffs,
+                whole,
+                k_max,
+                dcg,
+                idcg,
+                nonfinite,
+                stream,
+            )
+        if from_lists:
+            ideal_lengths = lengths if same_lists else np.diff(plan.ideal_offsets)
+            ideal_big = np.flatnonzero(ideal_lengths > common.SMALL)
+            if ideal_big.size:
+                m = ideal_lengths[ideal_big]
+                keep = m if whole else np.minimum(m, k_max)
+                sorted_lists = self._sort(
+                    common.MODE_GAIN,
+                    plan.ideal_offsets[ideal_big],
+                    m,
+                    keep,
+                    scores,
+                    ideal_grades,
+                    None,
+                    rules,
+                    stream,
+                )
+                buf0, buf1, base, parity, _ = sorted_lists
+                dummy = dev(np.zeros(1))
+                score.sum_sorted[_blocks(ideal_big.size, 1), common.THREADS, stream](
+                    common.MODE_GAIN,
+                    dev(ideal_big),
+                    dev(np.zeros(1, np.int64)),
+                    dev(m),
+                    base,
+                    parity,
+                    buf0,
+                    buf1,
+                    ideal_grades,
+                    dummy,
+                    plan.gain_mode,
+                    gain_table,
+                    discount,
+                    cutoffs,
+                    idcg,
+                )
+        dcg_h = dcg.copy_to_host(stream=stream)
+        idcg_h = idcg.copy_to_host(stream=stream)
+        bad = int(nonfinite.copy_to_host(stream=stream)[0])
+        if stream:
+            stream.synchronize()
+        self._release()
+        return dcg_h.T, idcg_h.T, bad
+
+    def _score_long(
+        self,
+        plan,
+        big,
+        n,
+        ranked,
+        grades,
+        scores,
+        rules,
+        discount,
+        cutoffs,
+        whole,
+        k_max,
+        dcg,
+        idcg,
+        nonfinite,
+        stream,
+    ) -> None:
+        """DCG (and ``ideal="local"`` IDCG) of the queries longer than ``SMALL`` rows."""
+        dev = lambda values: self._device(values, stream)  # noqa: E731
+        keep = n if whole else np.minimum(n, k_max)
+        starts = plan.offsets[big]
+        if ranked:
+            base = dev(_exclusive(keep))
+            total = int(keep.sum())
+            buf0 = buf1 = dev(np.zeros(1, np.int64))
+            parity = bad = dev(np.zeros(big.size, np.int8))
+        else:
+            buf0, buf1, base, parity, bad = self._sort(
+                common.MODE_RANK, starts, n, keep, scores, grades, nonfinite, rules, stream
+            )
+            total = buf0.size
+        effective = self.cuda.device_array(max(total, 1), np.float64, stream=stream)
+        group_end = self.cuda.device_array(max(total, 1), np.int64, stream=stream)
+        tie_mode, _, _, gain_mode, gain_table = rules
+        queries, starts_d, n_d = dev(big), dev(starts), dev(n)
+        score.dcg_finish[_blocks(big.size, 1), common.THREADS, stream](
+            queries,
+            starts_d,
+            n_d,
+            dev(keep),
+            base,
+            parity,
+            bad,
+            buf0,
+            buf1,
+            ranked,
+            scores,
+            grades,
+            tie_mode,
+            gain_mode,
+            gain_table,
+            discount,
+            cutoffs,
+            effective,
+            group_end,
+            dcg,
+        )
+        if plan.ideal_mode != C.IDEAL_LOCAL:
+            return
+        cut = np.where(plan.cutoffs[None, :] < 0, n[:, None], np.minimum(plan.cutoffs, n[:, None]))
+        item_segment = np.repeat(np.arange(big.size), plan.cutoffs.size)
+        item_cutoff = np.tile(np.arange(plan.cutoffs.size), big.size)
+        item_cut = cut.reshape(-1).astype(np.int64)
+        item_base = _exclusive(item_cut)
+        values = self.cuda.device_array(max(int(item_cut.sum()), 1), np.float64, stream=stream)
+        score.local_values[_blocks(item_cut.size, 1), common.THREADS, stream](
+            dev(item_segment),
+            dev(item_cut),
+            dev(item_base),
+            starts_d,
+            base,
+            parity,
+            buf0,
+            buf1,
+            ranked,
+            tie_mode,
+            grades,
+            gain_mode,
+            gain_table,
+            effective,
+            group_end,
+            values,
+        )
+        vbuf0, vbuf1, vbase, vparity, _ = self._sort(
+            common.MODE_VALUE,
+            item_base,
+            item_cut,
+            item_cut,
+            scores,
+            grades,
+            None,
+            rules,
+            stream,
+            values,
+        )
+        score.sum_sorted[_blocks(item_cut.size, 1), common.THREADS, stream](
+            common.MODE_VALUE,
+            dev(big[item_segment]),
+            dev(item_cutoff),
+            dev(item_cut),
+            vbase,
+            vparity,
+            vbuf0,
+            vbuf1,
+            grades,
+            values,
+            gain_mode,
+            gain_table,
+            discount,
+            cutoffs,
+            idcg,
+        )
+
+    def _sort(
+        self, mode, starts, n, keep, scores, grades, nonfinite, rules, stream, values=None
+    ) -> tuple[Any, Any, Any, Any, Any]:
+        """The ``keep`` first items of each segment in order (see ``sort.py``).
+
+        Returns the two buffers, each segment's base, which buffer holds its result (parity),
+        and a flag per segment set when a NaN score was met (``MODE_RANK``).
+        """
+        cuda = self.cuda
+        cap = common.CAP
+        dev = lambda array: self._device(array, stream)  # noqa: E731
+        n = np.asarray(n, dtype=np.int64)
+        keep = np.asarray(keep, dtype=np.int64)
+        chunks = -(-n // cap)
+        kept0 = np.minimum(keep, cap)
+        base = _exclusive(chunks * kept0)
+        total = int((chunks * kept0).sum())
+        levels = np.zeros(n.size, dtype=np.int64)
+        several = chunks > 1
+        levels[several] = np.ceil(np.log2(chunks[several])).astype(np.int64)
+        buf0 = cuda.device_array(max(total, 1), np.int64, stream=stream)
+        buf1 = cuda.device_array(max(total, 1) if several.any() else 1, np.int64, stream=stream)
+        bad = cuda.to_device(np.zeros(n.size, np.int8), stream=stream)
+        tie_mode, tie_key, seed, gain_mode, gain_table = rules
+        values = dev(np.zeros(1)) if values is None else values
+        nonfinite = dev(np.zeros(1, np.int64)) if nonfinite is None else nonfinite
+        n_chunks = int(chunks.sum())
+        chunk_segment = np.repeat(np.arange(n.size, dtype=np.int64), chunks)
+        chunk_number = np.arange(n_chunks, dtype=np.int64) - np.repeat(_exclusive(chunks), chunks)
+        n_d, keep_d, base_d = dev(n), dev(kept0), dev(base)
+        sort.sort_chunks[_blocks(n_chunks, 1), common.THREADS, stream](
+            mode,
+            dev(chunk_segment),
+            dev(chunk_number),
+            dev(np.asarray(starts, np.int64)),
+            n_d,
+            keep_d,
+            base_d,
+            scores,
+            grades,
+            values,
+            tie_mode,
+            tie_key,
+            seed,
+            gain_mode,
+            gain_table,
+            buf0,
+            bad,
+            nonfinite,
+        )
+        top = int(levels.max()) if levels.size else 0
+        if top:
+            multi = np.flatnonzero(several)
+            prefixes = np.zeros((top, multi.size + 1), dtype=np.int64)
+            for level in range(top):
+                run = cap << level
+                slots = -(-n[multi] // run) * np.minimum(keep[multi], run)
+                np.cumsum(np.where(levels[multi] > level, slots, 0), out=prefixes[level, 1:])
+            prefixes_d, multi_d, count_d = dev(prefixes), dev(multi), dev(keep)
+            buffers = (buf0, buf1)
+            for level in range(top):
+                slots = int(prefixes[level, -1])
+                sort.merge_level[_blocks(slots, 256), 256, stream](
+                    level,
+                    prefixes_d[level],
+                    multi_d,
+                    n_d,
+                    count_d,
+                    base_d,
+                    mode,
+                    scores,
+                    grades,
+                    values,
+                    tie_mode,
+                    tie_key,
+                    seed,
+                    gain_mode,
+                    gain_table,
+                    buffers[level % 2],
+                    buffers[(level + 1) % 2],
+                )
+        return buf0, buf1, base_d, dev((levels % 2).astype(np.int8)), bad
+
+    def _release(self) -> None:
+        """Free the call's device memory now rather than when numba's queue fills up."""
+        if not self.simulated:
+            self.cuda.current_context().deallocations.clear()
+
+
+def _first(rows: np.ndarray) -> int:
+    found = rows[rows >= 0]
+    return int(found.min()) if found.size else -1

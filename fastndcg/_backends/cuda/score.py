@@ -1,0 +1,474 @@
+r"""CUDA kernels: DCG and IDCG of every query of a CSR layout, for every cutoff.
+
+Kernels take device arrays and integer codes only; they validate nothing and never raise. The
+outputs are ``(n_cutoffs, n_queries)`` float64 arrays, as the Numba kernel's.
+
+For a query with rows ranked :math:`r = 0, 1, \ldots` (score descending, then the tie rule),
+
+.. math::
+
+    \mathrm{DCG@k} = \sum_{r < \min(k, n)} \bar g_r\, d_r, \qquad
+    \mathrm{IDCG@k} = \sum_{r < \min(k, m)} g^\ast_r\, d_r
+
+where :math:`d_r` is the discount of rank :math:`r`, :math:`\bar g_r` the gain of the row at
+rank :math:`r` (with ``ties="average"``, the mean gain of its tie group, taken over the whole
+list when the group straddles the deepest cutoff) and :math:`g^\ast` the ideal gains in
+descending order.
+
+Size classes (:mod:`fastndcg._backends.cuda.common`):
+
+- lists of at most ``SMALL`` rows: :func:`dcg_small` and :func:`idcg_small`, one thread per
+  list, run the Numba kernel's serial algorithm (insertion selection of the ``count`` best rows,
+  left-to-right prefix sums, grade levels counted for the ideal), so their values equal the
+  Numba backend's bit for bit in most cases;
+- longer lists: the rows are sorted by :mod:`fastndcg._backends.cuda.sort` (one block per chunk
+  of ``CAP`` rows, then merge passes over the whole grid), and :func:`dcg_finish` (one block per
+  query) turns the ranking into DCG: every thread takes ranks ``tid, tid + THREADS, ...``, the
+  first rank of a tie group sums its gains, a group straddling the cutoff is completed by a
+  block reduction over the whole list, and each cutoff's sum is a block reduction in a fixed
+  tree order (no floating-point atomics: the same bits on every run);
+- the ideal of long lists sorts their gains the same way (:func:`sum_sorted` adds them up);
+  ``ideal="local"`` sorts each cutoff's top gains (:func:`local_values`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from fastndcg._backends.codes import IDEAL_LOCAL, IDEAL_MAX, MAX_HISTOGRAM_LEVELS, TIE_AVERAGE
+from fastndcg._backends.cuda.common import (
+    MODE_GAIN,
+    MODE_RANK,
+    SMALL,
+    THREADS,
+    block_sum,
+    gain,
+    row_before,
+)
+
+_NAN = np.nan
+
+
+@cuda.jit
+def fill(values, x):
+    """``values[:] = x`` for a 2-D array."""
+    i, j = cuda.grid(2)
+    if i < values.shape[0] and j < values.shape[1]:
+        values[i, j] = x
+
+
+@cuda.jit
+def dcg_small(
+    offsets,
+    grades,
+    scores,
+    ranked,
+    tie_mode,
+    tie_key,
+    seed,
+    gain_mode,
+    gain_table,
+    discount,
+    discount_prefix,
+    cutoffs,
+    k_max,
+    whole,
+    ideal_mode,
+    max_gain,
+    dcg,
+    idcg,
+    nonfinite,
+):
+    """DCG of every query of at most ``SMALL`` rows, one thread per query (serial).
+
+    Also IDCG for ``ideal="max"`` (every query) and ``ideal="local"`` (these queries). A query
+    holding a NaN score gets NaN; NaN and infinite scores are counted in ``nonfinite[0]``.
+    """
+    q = cuda.grid(1)
+    if q >= offsets.size - 1:
+        return
+    s = offsets[q]
+    n = offsets[q + 1] - s
+    n_cut = cutoffs.size
+    if ideal_mode == IDEAL_MAX:
+        for j in range(n_cut):
+            slots = n if cutoffs[j] < 0 else cutoffs[j]
+            idcg[j, q] = max_gain * discount_prefix[slots]
+    if n > SMALL:
+        return
+    buf = cuda.local.array(SMALL, np.int64)
+    mean_gain = cuda.local.array(SMALL, np.float64)
+    group_end = cuda.local.array(SMALL, np.int64)
+    prefix = cuda.local.array(SMALL + 1, np.float64)
+    vals = cuda.local.array(SMALL, np.float64)
+    count = n if whole else min(k_max, n)
+    average = tie_mode == TIE_AVERAGE and not ranked
+    if ranked:
+        for t in range(count):
+            buf[t] = s + t
+    else:
+        bad = 0
+        nan = False
+        for i in range(n):
+            x = np.float64(scores[s + i])
+            if x - x != 0.0:
+                bad += 1
+                if x != x:
+                    nan = True
+        if bad > 0:
+            cuda.atomic.add(nonfinite, 0, bad)
+        if nan:
+            for j in range(n_cut):
+                dcg[j, q] = _NAN
+                if ideal_mode == IDEAL_LOCAL:
+                    idcg[j, q] = _NAN
+            return
+        filled = 0
+        for i in range(n):  # insertion of row s + i among the `count` best so far
+            row = s + i
+            if filled < count:
+                p = filled
+                filled += 1
+            elif row_before(
+                MODE_RANK,
+                row,
+                buf[count - 1],
+                scores,
+                grades,
+                scores,
+                tie_mode,
+                tie_key,
+                seed,
+                gain_mode,
+                gain_table,
+            ):
+                p = count - 1
+            else:
+                continue
+            while p > 0 and row_before(
+                MODE_RANK,
+                row,
+                buf[p - 1],
+                scores,
+                grades,
+                scores,
+                tie_mode,
+                tie_key,
+                seed,
+                gain_mode,
+                gain_table,
+            ):
+                buf[p] = buf[p - 1]
+                p -= 1
+            buf[p] = row
+    prefix[0] = 0.0
+    if average:
+        t = 0
+        while t < count:
+            level = scores[buf[t]]
+            stop = t + 1
+            while stop < count and scores[buf[stop]] == level:
+                stop += 1
+            total = 0.0
+            members = stop - t
+            if stop == count and count < n:  # the group may go on beyond the selection
+                members = 0
+                for i in range(n):
+                    if scores[s + i] == level:
+                        total += gain(grades[s + i], gain_mode, gain_table)
+                        members += 1
+            else:
+                for u in range(t, stop):
+                    total += gain(grades[buf[u]], gain_mode, gain_table)
+            mean = total / members if members > 1 else total
+            for u in range(t, stop):
+                mean_gain[u] = mean
+                group_end[u] = t + members
+                prefix[u + 1] = prefix[u] + mean * discount[u]
+            t = stop
+    else:
+        for t in range(count):
+            prefix[t + 1] = prefix[t] + gain(grades[buf[t]], gain_mode, gain_table) * discount[t]
+    for j in range(n_cut):
+        cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+        dcg[j, q] = prefix[cut]
+    if ideal_mode != IDEAL_LOCAL:
+        return
+    for j in range(n_cut):  # the top `cut` rows re-sorted by gain
+        cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+        for t in range(cut):
+            if average and group_end[t] > cut:
+                g = mean_gain[t]
+            else:
+                g = gain(grades[buf[t]], gain_mode, gain_table)
+            p = t
+            while p > 0 and vals[p - 1] < g:
+                vals[p] = vals[p - 1]
+                p -= 1
+            vals[p] = g
+        total = 0.0
+        for t in range(cut):
+            total += vals[t] * discount[t]
+        idcg[j, q] = total
+
+
+@cuda.jit
+def idcg_small(
+    ideal_offsets,
+    ideal_grades,
+    gain_mode,
+    gain_table,
+    level_order,
+    level_gain,
+    discount,
+    cutoffs,
+    k_max,
+    whole,
+    idcg,
+):
+    """IDCG of every judgment list of at most ``SMALL`` rows, one thread per list (serial).
+
+    With integer grade levels (``level_order`` not empty) the levels are counted and taken in
+    descending gain order; otherwise the ``count`` largest gains are selected by insertion.
+    Each cutoff's sum runs left to right over the ranks, as the Numba kernel's prefix sums.
+    """
+    q = cuda.grid(1)
+    if q >= ideal_offsets.size - 1:
+        return
+    s = ideal_offsets[q]
+    m = ideal_offsets[q + 1] - s
+    if m > SMALL:
+        return
+    n_cut = cutoffs.size
+    count = m if whole else min(k_max, m)
+    n_levels = level_order.size
+    if n_levels > 0:
+        hist = cuda.local.array(MAX_HISTOGRAM_LEVELS, np.int64)
+        for lv in range(n_levels):
+            hist[lv] = 0
+        for i in range(m):
+            hist[np.int64(ideal_grades[s + i])] += 1
+        for j in range(n_cut):
+            cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
+            total = 0.0
+            pos = 0
+            for lv in range(n_levels):
+                if pos >= cut:
+                    break
+                level = level_order[lv]
+                g = level_gain[level]
+                stop = min(pos + hist[level], cut)
+                for t in range(pos, stop):
+                    total += g * discount[t]
+                pos += hist[level]
+            idcg[j, q] = total
+        return
+    vals = cuda.local.array(SMALL, np.float64)
+    filled = 0
+    for i in range(m):
+        g = gain(ideal_grades[s + i], gain_mode, gain_table)
+        if filled < count:
+            p = filled
+            filled += 1
+        elif g > vals[count - 1]:
+            p = count - 1
+        else:
+            continue
+        while p > 0 and vals[p - 1] < g:
+            vals[p] = vals[p - 1]
+            p -= 1
+        vals[p] = g
+    for j in range(n_cut):
+        cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
+        total = 0.0
+        for t in range(cut):
+            total += vals[t] * discount[t]
+        idcg[j, q] = total
+
+
+@cuda.jit
+def dcg_finish(
+    seg_query,
+    seg_start,
+    seg_n,
+    seg_count,
+    seg_base,
+    seg_parity,
+    seg_bad,
+    buf0,
+    buf1,
+    ranked,
+    scores,
+    grades,
+    tie_mode,
+    gain_mode,
+    gain_table,
+    discount,
+    cutoffs,
+    effective,
+    group_end,
+    dcg,
+):
+    """DCG of the queries whose rows were sorted (one block per query, grid-stride).
+
+    The ranking of segment ``g`` is ``buf[seg_base[g]:][:seg_count[g]]`` (``buf0`` or ``buf1``
+    by ``seg_parity``), or the rows in order when ``ranked``. Writes each rank's effective gain
+    (the tie group's mean with ``ties="average"``) to ``effective`` and where its tie group ends
+    to ``group_end`` (at the same positions), for ``ideal="local"``.
+    """
+    red = cuda.shared.array(THREADS, np.float64)
+    tid = cuda.threadIdx.x
+    n_cut = cutoffs.size
+    average = tie_mode == TIE_AVERAGE and not ranked
+    for g in range(cuda.blockIdx.x, seg_query.size, cuda.gridDim.x):
+        q = seg_query[g]
+        s = seg_start[g]
+        n = seg_n[g]
+        count = seg_count[g]
+        base = seg_base[g]
+        if seg_bad[g] != 0:  # a NaN score: not ranked (the caller raises)
+            if tid == 0:
+                for j in range(n_cut):
+                    dcg[j, q] = _NAN
+            continue
+        rows = buf1 if seg_parity[g] != 0 else buf0
+        # a tie group reaching the last selected rank may go on beyond it: its whole size and
+        # gain come from one pass over the list
+        tail_total = 0.0
+        tail_members = 0.0
+        if average and count < n:
+            level = scores[rows[base + count - 1]]
+            part = 0.0
+            members = 0.0
+            for i in range(tid, n, THREADS):
+                if scores[s + i] == level:
+                    part += gain(grades[s + i], gain_mode, gain_table)
+                    members += 1.0
+            tail_total = block_sum(red, tid, part)
+            tail_members = block_sum(red, tid, members)
+        for t in range(tid, count, THREADS):
+            row = s + t if ranked else rows[base + t]
+            if not average:
+                effective[base + t] = gain(grades[row], gain_mode, gain_table)
+                continue
+            level = scores[row]
+            if t > 0 and scores[rows[base + t - 1]] == level:
+                continue  # the first rank of the group writes the group
+            stop = t + 1
+            while stop < count and scores[rows[base + stop]] == level:
+                stop += 1
+            if stop == count and count < n:
+                total = tail_total
+                members = np.int64(tail_members)
+            else:
+                total = 0.0
+                for u in range(t, stop):
+                    total += gain(grades[rows[base + u]], gain_mode, gain_table)
+                members = stop - t
+            mean = total / members if members > 1 else total
+            for u in range(t, stop):
+                effective[base + u] = mean
+                group_end[base + u] = t + members
+        cuda.syncthreads()
+        for j in range(n_cut):
+            cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+            part = 0.0
+            for t in range(tid, cut, THREADS):
+                part += effective[base + t] * discount[t]
+            total = block_sum(red, tid, part)
+            if tid == 0:
+                dcg[j, q] = total
+
+
+@cuda.jit
+def local_values(
+    item_segment,
+    item_cut,
+    item_base,
+    seg_start,
+    seg_base,
+    seg_parity,
+    buf0,
+    buf1,
+    ranked,
+    tie_mode,
+    grades,
+    gain_mode,
+    gain_table,
+    effective,
+    group_end,
+    values,
+):
+    """The gains ``ideal="local"`` sorts: the top ``cut`` ranks of a query, for one cutoff.
+
+    Item ``g`` (one per query and cutoff) writes ``values[item_base[g]:][:item_cut[g]]``: the
+    gain of each rank, or its tie group's mean when the group straddles the cutoff.
+    """
+    tid = cuda.threadIdx.x
+    average = tie_mode == TIE_AVERAGE and not ranked
+    for g in range(cuda.blockIdx.x, item_segment.size, cuda.gridDim.x):
+        seg = item_segment[g]
+        cut = item_cut[g]
+        base = seg_base[seg]
+        rows = buf1 if seg_parity[seg] != 0 else buf0
+        for t in range(tid, cut, THREADS):
+            if average and group_end[base + t] > cut:
+                x = effective[base + t]
+            else:
+                row = seg_start[seg] + t if ranked else rows[base + t]
+                x = gain(grades[row], gain_mode, gain_table)
+            values[item_base[g] + t] = x
+
+
+@cuda.jit
+def sum_sorted(
+    mode,
+    seg_query,
+    seg_cutoff,
+    seg_n,
+    seg_base,
+    seg_parity,
+    buf0,
+    buf1,
+    grades,
+    values,
+    gain_mode,
+    gain_table,
+    discount,
+    cutoffs,
+    idcg,
+):
+    """IDCG from sorted segments: ``sum(x_r * d_r for r < cut)`` by block reduction.
+
+    ``MODE_GAIN``: segment ``g`` is query ``seg_query[g]``'s judgment list of ``seg_n[g]``
+    rows sorted by gain, summed for every cutoff. ``MODE_VALUE``: the sorted values of one
+    cutoff ``seg_cutoff[g]`` (all ``seg_n[g]`` of them are summed).
+    """
+    red = cuda.shared.array(THREADS, np.float64)
+    tid = cuda.threadIdx.x
+    for g in range(cuda.blockIdx.x, seg_query.size, cuda.gridDim.x):
+        q = seg_query[g]
+        m = seg_n[g]
+        base = seg_base[g]
+        rows = buf1 if seg_parity[g] != 0 else buf0
+        first = 0
+        last = cutoffs.size
+        if mode != MODE_GAIN:
+            first = seg_cutoff[g]
+            last = first + 1
+        for j in range(first, last):
+            cut = m
+            if mode == MODE_GAIN and cutoffs[j] >= 0:
+                cut = min(cutoffs[j], m)
+            part = 0.0
+            for t in range(tid, cut, THREADS):
+                row = rows[base + t]
+                if mode == MODE_GAIN:
+                    x = gain(grades[row], gain_mode, gain_table)
+                else:
+                    x = values[row]
+                part += x * discount[t]
+            total = block_sum(red, tid, part)
+            if tid == 0:
+                idcg[j, q] = total

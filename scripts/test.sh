@@ -12,6 +12,15 @@ case ",$FASTNDCG_EXTRAS," in
 esac
 source "$(dirname "$0")/setup_env.sh"
 
+# backend="cuda": numba-cuda (the extra "cuda") runs its kernels in its simulator here. Installed
+# on its own, so that a machine where it cannot be installed still runs everything else (the
+# simulator tests then skip, saying why).
+if ! python -c "import numba_cuda" 2>/dev/null; then
+    echo "[test] installing fastndcg[cuda] (numba-cuda)"
+    python -m pip install --quiet -e ".[cuda]" \
+        || echo "[test] numba-cuda cannot be installed here: the CUDA simulator tests will skip" >&2
+fi
+
 run_pytest() {
     # pytest exits 5 when it collected nothing; for us that is a broken suite, not a pass.
     local rc=0
@@ -32,3 +41,8 @@ run_pytest "$@"
 
 echo "[test] pytest, numba blocked (NumPy backend and import guard)"
 FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba" "$@"
+
+# the CUDA kernels in numba-cuda's simulator: its own process, since NUMBA_ENABLE_CUDASIM must be
+# set before numba is imported and would otherwise change nothing for the CPU tests above
+echo "[test] pytest, CUDA backend in numba-cuda's simulator"
+NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py

@@ -141,8 +141,14 @@ class CudaBackend:
     # -- scoring -----------------------------------------------------------------------------
 
     def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
-        """DCG and IDCG ``(n_queries, n_cutoffs)`` on the device, and the non-finite scores met."""
-        return self._launch.score(plan)
+        """DCG and IDCG ``(n_queries, n_cutoffs)`` on the device, and the non-finite scores met.
+
+        The call's device memory is freed before it returns.
+        """
+        try:
+            return self._launch.score(plan)
+        finally:
+            self._launch.release()
 
     # -- columns -----------------------------------------------------------------------------
 

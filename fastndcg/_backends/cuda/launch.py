@@ -181,7 +181,8 @@ class Launcher:
         offsets = dev(plan.offsets)
         same_lists = plan.ideal_offsets is plan.offsets
         ideal_offsets = offsets if same_lists else dev(plan.ideal_offsets)
-        ideal_grades = grades if plan.ideal_grades is plan.grades else dev(plan.ideal_grades)
+        same_grades = _same(plan.ideal_grades, plan.grades)
+        ideal_grades = grades if same_grades else dev(plan.ideal_grades)
         tie_key = dev(plan.tie_key if plan.tie_key.size else np.zeros(1, np.int64))
         gain_table = dev(plan.gain_table)
         level_order, level_gain = dev(plan.level_order), dev(plan.level_gain)
@@ -222,6 +223,7 @@ class Launcher:
                 ideal_grades,
                 plan.gain_mode,
                 gain_table,
+                int(plan.level_order.size),
                 level_order,
                 level_gain,
                 discount,
@@ -291,7 +293,6 @@ class Launcher:
         bad = int(nonfinite.copy_to_host(stream=stream)[0])
         if stream:
             stream.synchronize()
-        self._release()
         return dcg_h.T, idcg_h.T, bad
 
     def _score_long(
@@ -491,10 +492,27 @@ class Launcher:
                 )
         return buf0, buf1, base_d, dev((levels % 2).astype(np.int8)), bad
 
-    def _release(self) -> None:
-        """Free the call's device memory now rather than when numba's queue fills up."""
+    def release(self) -> None:
+        """Free the device memory of calls that returned, now.
+
+        Numba otherwise frees it when its queue of deallocations fills up; the device is idle
+        here (the results were copied back).
+        """
         if not self.simulated:
             self.cuda.current_context().deallocations.clear()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two plan arrays are one column (the same object, or views of the same memory)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return (
+            a.shape == b.shape
+            and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        )
+    return False
 
 
 def _first(rows: np.ndarray) -> int:

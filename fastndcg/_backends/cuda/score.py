@@ -219,6 +219,7 @@ def idcg_small(
     ideal_grades,
     gain_mode,
     gain_table,
+    n_levels,
     level_order,
     level_gain,
     discount,
@@ -229,8 +230,9 @@ def idcg_small(
 ):
     """IDCG of every judgment list of at most ``SMALL`` rows, one thread per list (serial).
 
-    With integer grade levels (``level_order`` not empty) the levels are counted and taken in
-    descending gain order; otherwise the ``count`` largest gains are selected by insertion.
+    With integer grade levels (``n_levels`` of them, in ``level_order``) the levels are counted
+    and taken in descending gain order; otherwise the ``count`` largest gains are selected by
+    insertion.
     Each cutoff's sum runs left to right over the ranks, as the Numba kernel's prefix sums.
     """
     q = cuda.grid(1)
@@ -242,7 +244,6 @@ def idcg_small(
         return
     n_cut = cutoffs.size
     count = m if whole else min(k_max, m)
-    n_levels = level_order.size
     if n_levels > 0:
         hist = cuda.local.array(MAX_HISTOGRAM_LEVELS, np.int64)
         for lv in range(n_levels):

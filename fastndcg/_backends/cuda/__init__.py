@@ -26,7 +26,8 @@ per list by the Numba kernel's serial algorithm. Longer lists are sorted: one bl
 runs of a list longer than a chunk are merged by passes over the whole grid (a list of ten
 million rows is 9,766 chunks on every multiprocessor at once, not one warp), keeping only the
 ``count`` best (``k``, or the whole list); one block per list then sums the DCG by block
-reductions. Ideal gains of long lists are sorted the same way. Every sum has a fixed order (no
+reductions. The ideal of a long list counts its grade levels (one block per list) when grades
+are small integers, else sorts its gains the same way. Every sum has a fixed order (no
 floating-point atomics): the same input gives the same bits on every run.
 
 Options the GPU cannot do itself: a callable gain or a gain dict with device grades computes

@@ -255,7 +255,20 @@ class Launcher:
         if from_lists:
             ideal_lengths = lengths if same_lists else np.diff(plan.ideal_offsets)
             ideal_big = np.flatnonzero(ideal_lengths > common.SMALL)
-            if ideal_big.size:
+            if ideal_big.size and plan.level_order.size:  # integer levels: counted
+                score.idcg_levels[_blocks(ideal_big.size, 1), common.THREADS, stream](
+                    dev(ideal_big),
+                    ideal_offsets,
+                    ideal_grades,
+                    int(plan.level_order.size),
+                    level_order,
+                    level_gain,
+                    discount,
+                    discount_prefix,
+                    cutoffs,
+                    idcg,
+                )
+            elif ideal_big.size:  # gains sorted
                 m = ideal_lengths[ideal_big]
                 keep = m if whole else np.minimum(m, k_max)
                 sorted_lists = self._sort(

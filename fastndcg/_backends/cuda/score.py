@@ -27,8 +27,9 @@ Size classes (:mod:`fastndcg._backends.cuda.common`):
   first rank of a tie group sums its gains, a group straddling the cutoff is completed by a
   block reduction over the whole list, and each cutoff's sum is a block reduction in a fixed
   tree order (no floating-point atomics: the same bits on every run);
-- the ideal of long lists sorts their gains the same way (:func:`sum_sorted` adds them up);
-  ``ideal="local"`` sorts each cutoff's top gains (:func:`local_values`).
+- the ideal of long lists counts their grade levels, one block per list (:func:`idcg_levels`),
+  when grades are small integers, else sorts their gains the same way (:func:`sum_sorted` adds
+  them up); ``ideal="local"`` sorts each cutoff's top gains (:func:`local_values`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from fastndcg._backends.cuda.common import (
 )
 
 _NAN = np.nan
+_SHORT_RUN = 64  # ranks of one grade level added term by term (longer: by prefix differences)
 
 
 @cuda.jit
@@ -244,8 +246,9 @@ def idcg_small(
         return
     n_cut = cutoffs.size
     count = m if whole else min(k_max, m)
+    hist = cuda.local.array(MAX_HISTOGRAM_LEVELS, np.int64)
+    vals = cuda.local.array(SMALL, np.float64)
     if n_levels > 0:
-        hist = cuda.local.array(MAX_HISTOGRAM_LEVELS, np.int64)
         for lv in range(n_levels):
             hist[lv] = 0
         for i in range(m):
@@ -265,7 +268,6 @@ def idcg_small(
                 pos += hist[level]
             idcg[j, q] = total
         return
-    vals = cuda.local.array(SMALL, np.float64)
     filled = 0
     for i in range(m):
         g = gain(ideal_grades[s + i], gain_mode, gain_table)
@@ -286,6 +288,58 @@ def idcg_small(
         for t in range(cut):
             total += vals[t] * discount[t]
         idcg[j, q] = total
+
+
+@cuda.jit
+def idcg_levels(
+    lists,
+    ideal_offsets,
+    ideal_grades,
+    n_levels,
+    level_order,
+    level_gain,
+    discount,
+    discount_prefix,
+    cutoffs,
+    idcg,
+):
+    """IDCG of long judgment lists with integer grade levels: one block per list (grid-stride).
+
+    The block counts the list's rows per level in shared memory (integer atomics: the counts do
+    not depend on their order), then each cutoff takes the levels in descending gain order:
+    a level filling ranks ``a:b`` adds ``g * (D[b] - D[a])`` with ``D`` the discounts' prefix
+    sums (``g * sum(d[a:b])`` term by term when the run is short, as the serial kernels add).
+    """
+    hist = cuda.shared.array(MAX_HISTOGRAM_LEVELS, np.int64)
+    tid = cuda.threadIdx.x
+    for g in range(cuda.blockIdx.x, lists.size, cuda.gridDim.x):
+        q = lists[g]
+        s = ideal_offsets[q]
+        m = ideal_offsets[q + 1] - s
+        for lv in range(tid, n_levels, THREADS):
+            hist[lv] = 0
+        cuda.syncthreads()
+        for i in range(tid, m, THREADS):
+            cuda.atomic.add(hist, np.int64(ideal_grades[s + i]), 1)
+        cuda.syncthreads()
+        for j in range(tid, cutoffs.size, THREADS):
+            cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
+            total = 0.0
+            pos = 0
+            for lv in range(n_levels):
+                if pos >= cut:
+                    break
+                level = level_order[lv]
+                value = level_gain[level]
+                stop = min(pos + hist[level], cut)
+                if stop - pos <= _SHORT_RUN:
+                    for t in range(pos, stop):
+                        total += value * discount[t]
+                else:
+                    total += value * (discount_prefix[stop] - discount_prefix[pos])
+                pos += hist[level]
+            idcg[j, q] = total
+        cuda.syncthreads()
 
 
 @cuda.jit

@@ -201,6 +201,8 @@ def device_layout(
     if stats.first_nonfinite >= 0:
         bad = stats.first_nonfinite
         raise nonfinite_error("grades", grades_d[bad], where(bad))
+    if grades_d.dtype.kind in "iu" and max(-stats.low, stats.high) >= 2**53:  # (rounded) extremes
+        _exact(grades_d, "grades", where, backend, "gains are computed in", False)
     if row_order is not None:
         grades_d = backend.take(grades_d, row_order)
         scores_d = None if scores_d is None else backend.take(scores_d, row_order)

@@ -424,7 +424,7 @@ def test_unknown_backend_in_the_environment(monkeypatch):
         option="backend",
         value="nope",
         where="environment variable FASTNDCG_BACKEND",
-        fix="valid values are 'auto', 'numba', 'numpy'",
+        fix="valid values are 'auto', 'numba', 'numpy', 'cuda'",
     )
 
 

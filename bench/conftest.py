@@ -7,6 +7,8 @@ relative column pytest-benchmark prints is the ratio to the floor measured in th
 from __future__ import annotations
 
 import os
+import re
+import shlex
 
 import numpy as np
 import pytest
@@ -19,11 +21,78 @@ N_QUERIES = int(os.environ.get("FASTNDCG_BENCH_QUERIES", "1000000"))
 PEAK_MEMORY: list[str] = []
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--json",
+        dest="docs_json",
+        default=None,
+        metavar="PATH",
+        help="also write the timings as one table here (docs/benchmarks/kernels.json)",
+    )
+
+
 def pytest_terminal_summary(terminalreporter):
     if PEAK_MEMORY:
         terminalreporter.section("peak memory allocated during one call (tracemalloc)")
         for line in PEAK_MEMORY:
             terminalreporter.write_line(line)
+
+
+def _case(name: str) -> str:
+    """``test_ties[floor-...]`` -> its parameters, as the table names the case."""
+    found = re.search(r"\[(.*)\]$", name)
+    return found.group(1).replace("-", ", ") if found else name
+
+
+def _milliseconds(seconds: float) -> str:
+    return f"{seconds * 1e3:,.1f} ms" if seconds < 10 else f"{seconds:,.2f} s"
+
+
+def pytest_sessionfinish(session):
+    """With ``--json PATH``: every group's timings and their ratio to the group's floor."""
+    path = session.config.getoption("docs_json")
+    benchmarks = getattr(getattr(session.config, "_benchmarksession", None), "benchmarks", [])
+    if not path or not benchmarks:
+        return
+    import report
+
+    groups: dict[str, list] = {}
+    for bench in benchmarks:
+        if bench.stats is not None and not bench.has_error:
+            groups.setdefault(bench.group or "", []).append(bench)
+    rows = []
+    for group, members in groups.items():
+        floor = next((b for b in members if _case(b.name).startswith("floor")), None)
+        for bench in members:
+            best = bench.stats.min
+            ratio = "1x" if bench is floor else f"{best / floor.stats.min:.2f}x" if floor else ""
+            peak = bench.extra_info.get("peak_bytes")
+            rows.append(
+                [
+                    group,
+                    _case(bench.name),
+                    _milliseconds(best),
+                    _milliseconds(bench.stats.median),
+                    ratio,
+                    f"{peak / 2**20:,.1f} MiB" if peak is not None else "",
+                ]
+            )
+    report.write(
+        path,
+        title=f"Kernels: {N_QUERIES:,} queries in memory",
+        command=os.environ.get("FASTNDCG_BENCH_COMMAND")
+        or shlex.join(["python", "-m", "pytest", *session.config.invocation_params.args]),
+        columns=["group", "case", "min", "median", "relative to the group's floor", "peak memory"],
+        rows=rows,
+        data=f"`make_synthetic({N_QUERIES})` (mean list length about 100), float64 grades and "
+        'scores unless the case says otherwise; the default `ties="average"`',
+        notes=[
+            "Every group times its own floor (one streaming read of the same arrays, on as "
+            "many threads as the kernel it is compared with) in the same run; *min* is the "
+            "best of the rounds, compile time kept out. *peak memory*: what NumPy allocates "
+            "during one call (tracemalloc; the kernels' scratch is not counted).",
+        ],
+    )
 
 
 def _as_float64(generated):

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import platform
 import sys
@@ -202,12 +201,19 @@ def run_spark(
     return rows
 
 
-def table(rows: list[dict], n_rows: int) -> str:
-    lines = [
-        "| path | per query to driver: s | rows/s | aggregate only: s | rows/s | "
-        "per-query agreement with one machine |",
-        "|---|---|---|---|---|---|",
-    ]
+TABLE_COLUMNS = [
+    "path",
+    "per query to driver: s",
+    "rows/s",
+    "aggregate only: s",
+    "rows/s",
+    "per-query agreement with one machine",
+]
+
+
+def table_cells(rows: list[dict], n_rows: int) -> list[list[str]]:
+    """The table's cells, row by row (the Markdown table and the JSON file)."""
+    cells = []
     for r in rows:
         agree = (
             "reference"
@@ -215,10 +221,22 @@ def table(rows: list[dict], n_rows: int) -> str:
             else f"{r['queries']:,} queries, {r['duplicates']} duplicated, {r['missing']} missing, "
             f"max diff {r['max_abs_diff']:.1e}; mean diff {r['mean_diff']:.1e}"
         )
-        lines.append(
-            f"| {r['path']} | {r['per_query_s']:.1f} | {n_rows / r['per_query_s'] / 1e6:.2f} M | "
-            f"{r['aggregate_s']:.1f} | {n_rows / r['aggregate_s'] / 1e6:.2f} M | {agree} |"
+        cells.append(
+            [
+                r["path"],
+                f"{r['per_query_s']:.1f}",
+                f"{n_rows / r['per_query_s'] / 1e6:.2f} M",
+                f"{r['aggregate_s']:.1f}",
+                f"{n_rows / r['aggregate_s'] / 1e6:.2f} M",
+                agree,
+            ]
         )
+    return cells
+
+
+def table(rows: list[dict], n_rows: int) -> str:
+    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|---|--:|--:|--:|--:|---|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in table_cells(rows, n_rows)]
     return "\n".join(lines)
 
 
@@ -230,7 +248,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--engines", default="dask,spark", help="comma-separated: dask,spark")
     parser.add_argument("--repeat", type=int, default=2, help="runs per path (fastest counts)")
-    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--json", type=Path, help="also write the table here (docs/benchmarks/)")
     args = parser.parse_args()
     folder = args.data / f"{args.rows}-{args.files}"
     start = time.perf_counter()
@@ -244,15 +262,32 @@ def main() -> None:
         rows += run_dask(folder, args.workers, reference, mean, args.repeat)
     if "spark" in engines:
         rows += run_spark(folder, args.workers, reference, mean, args.repeat)
-    print(
-        f"{args.rows:,} rows, {len(reference):,} queries, {args.files} files; ndcg@{K}; "
-        f"{os.cpu_count()} cores, {args.workers} workers; fastest of {args.repeat} runs; load average "
-        f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end; Python "
-        f"{platform.python_version()}, fastndcg {fastndcg.__version__}"
+    described = (
+        f"{args.rows:,} rows, {len(reference):,} queries of 1-99 rows, {args.files} Parquet "
+        f"files; NDCG@{K}; {os.cpu_count()} cores, {args.workers} workers; fastest of "
+        f"{args.repeat} runs; load average {load:.1f} at start, {os.getloadavg()[0]:.1f} at end"
     )
+    print(f"{described}; Python {platform.python_version()}, fastndcg {fastndcg.__version__}")
     print(table(rows, args.rows))
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
+        import report
+
+        report.write(
+            args.json,
+            title="Dask and Spark against one machine",
+            command=report.command_line(),
+            columns=TABLE_COLUMNS,
+            rows=table_cells(rows, args.rows),
+            data=described,
+            notes=[
+                "*per query to driver*: every query's results collected to the calling "
+                "process, as `ndcg_parquet` returns them; *aggregate only*: the mean alone. "
+                "Compile time, cluster and JVM start are kept out (each engine runs a small "
+                "job first).",
+            ],
+            tools=("dask", "distributed", "pyspark"),
+            raw=rows,
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ each task timed in turn with its baseline, the best of ``--repeat`` calls:
   then evaluating ``ndcg_cut_10``) on ``--trec-queries`` queries with a budget.
 
 Usage: ``python scripts/bench_files.py --rows 100000000 --trec-queries 1000000``
+(``--json docs/benchmarks/files.json`` also writes the table for the documentation)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +31,9 @@ import pyarrow.parquet as pq
 
 import fastndcg
 from fastndcg.synthetic import make_synthetic
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import report
 
 
 def best_in_turn(funcs, repeat):
@@ -162,18 +167,13 @@ def main() -> None:
     parser.add_argument(
         "--dir", default=None, help="where to write the files (default: a temp dir)"
     )
+    parser.add_argument("--json", type=Path, help="also write the table here (docs/benchmarks/)")
     args = parser.parse_args()
 
     fastndcg.warmup()
     folder = Path(args.dir or tempfile.mkdtemp(prefix="fastndcg-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
-    lines = [
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-        f"Python {platform.python_version()}, pyarrow {pa.__version__}, fastndcg {fastndcg.__version__}",
-        "",
-        "| task | seconds | relative | rows/s |",
-        "|---|---|---|---|",
-    ]
+    cells: list[list[str]] = []
 
     parquet = folder / "bench.parquet"
     rows = write_parquet(parquet, args.rows, seed=0)
@@ -186,11 +186,12 @@ def main() -> None:
         ],
         args.repeat,
     )
-    lines += [
-        f"| pyarrow: read the 3 columns of {rows:,} rows | {read_time:.2f} | 1.00 | {rows / read_time:,.0f} |",
-        f"| fastndcg.ndcg_parquet, k=10 ({result.n_queries:,} queries) | {score_time:.2f} | "
-        f"{score_time / read_time:.2f} | {rows / score_time:,.0f} |",
-    ]
+    cells += [
+        [f"pyarrow: read the 3 columns of {rows:,} rows, batch by batch", f"{read_time:.2f}",
+         "1.00", f"{rows / read_time:,.0f}"],
+        [f"`fastndcg.ndcg_parquet`, k=10, streaming ({result.n_queries:,} queries)",
+         f"{score_time:.2f}", f"{score_time / read_time:.2f}", f"{rows / score_time:,.0f}"],
+    ]  # fmt: skip
 
     run_path, qrels_path, run_rows = write_trec(folder, args.trec_queries, seed=1)
     (parse_time, _), (trec_time, trec_result) = best_in_turn(
@@ -202,15 +203,16 @@ def main() -> None:
         ],
         args.repeat,
     )
-    lines += [
-        f"| pyarrow.csv: parse run ({run_rows:,} rows) and qrels | {parse_time:.2f} | 1.00 | {run_rows / parse_time:,.0f} |",
-        f"| fastndcg.ndcg_run, k=10 ({trec_result.n_queries:,} queries) | {trec_time:.2f} | "
-        f"{trec_time / parse_time:.2f} | {run_rows / trec_time:,.0f} |",
-    ]
+    cells += [
+        [f"pyarrow.csv: parse the run ({run_rows:,} rows) and its qrels", f"{parse_time:.2f}",
+         "1.00", f"{run_rows / parse_time:,.0f}"],
+        [f"`fastndcg.ndcg_run`, k=10, trec_eval's ties ({trec_result.n_queries:,} queries)",
+         f"{trec_time:.2f}", f"{trec_time / parse_time:.2f}", f"{run_rows / trec_time:,.0f}"],
+    ]  # fmt: skip
     try:
         import pytrec_eval  # noqa: F401
     except ImportError:
-        lines.append("| pytrec_eval | not installed | | |")
+        cells.append(["pytrec_eval", "not installed", "", ""])
     else:
         small = folder / "small"
         small.mkdir(exist_ok=True)
@@ -226,13 +228,40 @@ def main() -> None:
             ],
             args.repeat,
         )
-        lines += [
-            f"| fastndcg.ndcg_run on {args.pytrec_queries:,} queries ({small_rows:,} rows) | {ours:.2f} | 1.00 | {small_rows / ours:,.0f} |",
-            f"| pytrec_eval end to end, same files | {theirs:.2f} | {theirs / ours:.1f} | {small_rows / theirs:,.0f} |",
-            f"| pyarrow.csv: parse the same files (pytrec_eval / parse: {theirs / small_parse:.1f}) | "
-            f"{small_parse:.2f} | {small_parse / ours:.2f} | {small_rows / small_parse:,.0f} |",
-        ]
-    print("\n".join(lines))
+        cells += [
+            [f"`fastndcg.ndcg_run` on {args.pytrec_queries:,} queries ({small_rows:,} rows)",
+             f"{ours:.2f}", "1.00", f"{small_rows / ours:,.0f}"],
+            ["pytrec_eval end to end on the same files (Python parsing, `evaluate`)",
+             f"{theirs:.2f}", f"{theirs / ours:.1f}", f"{small_rows / theirs:,.0f}"],
+            [f"pyarrow.csv: parse the same files (pytrec_eval / parse: {theirs / small_parse:.1f})",
+             f"{small_parse:.2f}", f"{small_parse / ours:.2f}", f"{small_rows / small_parse:,.0f}"],
+        ]  # fmt: skip
+    columns = ["task", "seconds", "relative", "rows/s"]
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+        f"Python {platform.python_version()}, pyarrow {pa.__version__}, "
+        f"fastndcg {fastndcg.__version__}\n"
+    )
+    print("| " + " | ".join(columns) + " |\n|---|--:|--:|--:|")
+    print("\n".join("| " + " | ".join(row) + " |" for row in cells))
+    if args.json:
+        report.write(
+            args.json,
+            title="Parquet and TREC files",
+            command=report.command_line(),
+            columns=columns,
+            rows=cells,
+            data=f"a {rows:,}-row Parquet file (`make_synthetic`, int8 grades, float32 scores; "
+            f"read in {args.batch_rows:,}-row batches by both), TREC files of "
+            f"{args.trec_queries:,} queries and of {args.pytrec_queries:,} queries, written by "
+            "this script; the files in the OS cache",
+            notes=[
+                f"Each task is timed in turn with its baseline, the best of {args.repeat} "
+                "calls; *relative* is the time over the baseline of its group (the first row "
+                "of each pair or triple).",
+            ],
+            tools=("pytrec-eval-terrier",),
+        )
 
 
 if __name__ == "__main__":

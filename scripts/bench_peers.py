@@ -733,18 +733,24 @@ def fmt_rate(rate: float) -> str:
     return f"{rate / 1e6:,.1f} M" if rate >= 1e6 else f"{rate / 1e3:,.1f} K"
 
 
-def table(rows: list[Row], data: Synthetic) -> list[str]:
-    """The Markdown table."""
+TABLE_COLUMNS = [
+    "implementation",
+    "what is timed",
+    "seconds",
+    "relative to floor",
+    "rows/s",
+    "agreement with fastndcg (max abs diff; queries differing)",
+]
+
+
+def table_cells(rows: list[Row], data: Synthetic) -> list[list[str]]:
+    """The table's cells, row by row (the Markdown table and the JSON file)."""
     floor_seconds = next((row.seconds for row in rows if row.name == "floor"), None)
-    lines = [
-        "| implementation | what is timed | seconds | relative to floor | rows/s "
-        "| agreement with fastndcg (max abs diff; queries differing) |",
-        "|---|---|--:|--:|--:|---|",
-    ]
+    cells = []
     for row in rows:
         timed = row.timed
         if row.seconds is None:
-            lines.append(f"| {row.name} | {timed} | | | | {row.agreement} |")
+            cells.append([row.name, timed, "", "", "", row.agreement])
             continue
         if row.n_queries < data.n_queries:
             timed += (
@@ -752,16 +758,23 @@ def table(rows: list[Row], data: Synthetic) -> list[str]:
                 f"{fmt_seconds(row.measured_seconds)} s), scaled x{row.scale:,.1f} per {row.unit}"
             )
         ratio = fmt_ratio(row.seconds / floor_seconds) if floor_seconds else ""
-        cells = [
-            row.name,
-            timed,
-            fmt_seconds(row.seconds),
-            ratio,
-            fmt_rate(data.n_rows / row.seconds),
-            row.agreement,
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        cells.append(
+            [
+                row.name,
+                timed,
+                fmt_seconds(row.seconds),
+                ratio,
+                fmt_rate(data.n_rows / row.seconds),
+                row.agreement,
+            ]
+        )
+    return cells
+
+
+def table(rows: list[Row], data: Synthetic) -> list[str]:
+    """The Markdown table."""
+    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|---|---|--:|--:|--:|---|"]
+    return lines + ["| " + " | ".join(cells) + " |" for cells in table_cells(rows, data)]
 
 
 def tied_rows(data: Synthetic) -> tuple[int, int]:
@@ -844,6 +857,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--repeat", type=int, default=5, help="runs per target (default 5)")
     parser.add_argument("--out", type=Path, help="also write the Markdown to this file")
+    parser.add_argument(
+        "--json", type=Path, help="also write the table as JSON here (docs/benchmarks/)"
+    )
     parser.add_argument("--worker", choices=list(PEERS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.peers = [name.strip() for name in args.peers.split(",") if name.strip()]
@@ -947,6 +963,47 @@ def main(argv: list[str] | None = None) -> None:
     print(markdown)
     if args.out:
         args.out.write_text(markdown)
+    if args.json:
+        write_json(args.json, rows, data, ctx, args.peers, **facts)
+
+
+def write_json(
+    path: Path, rows: list[Row], data: Synthetic, ctx: Context, peers: list[str], **facts: Any
+) -> None:
+    """The table as the documentation renders it (bench/report.py)."""
+    import report as bench_report
+
+    lengths = np.diff(data.offsets)
+    tools = tuple(PEERS[name].distribution for name in peers)
+    if "torchmetrics" in peers:
+        tools += ("torch",)
+    bench_report.write(
+        path,
+        title=f"NDCG@{ctx.k} on {data.n_queries:,} queries: fastndcg and its peers",
+        command=facts["command"],
+        columns=TABLE_COLUMNS,
+        rows=table_cells(rows, data),
+        data=f"`make_synthetic({data.n_queries}, seed={facts['seed']})`: {data.n_queries:,} "
+        f"queries, {data.n_rows:,} rows (lists of 1-{lengths.max()}, mean {lengths.mean():.1f}), "
+        f"int8 grades 0-4, float32 scores; {facts['ties'][0]:,} rows in {facts['ties'][1]:,} "
+        f"queries tie with another score of their query; {ctx.threads} threads for fastndcg "
+        "(unless said), the floor, the Numba baselines, ranx, LightGBM and XGBoost; "
+        "pytrec_eval, scikit-learn and torchmetrics on one",
+        notes=[
+            "*relative to floor*: seconds over the floor's, the floor being one parallel "
+            "streaming read of grades and scores measured in the same run. Each time is the "
+            f"minimum of up to {ctx.repeat} runs within a {ctx.budget:g} s budget, compile "
+            "time kept out (every target runs once on a slice first); each peer runs in a "
+            "fresh process of its own.",
+            "*scaled*: slow peers run on the first N queries; their seconds are scaled to the "
+            "full data per row (scikit-learn: per padded cell, as it is fed a dense matrix).",
+            "*agreement*: per-query values against fastndcg under the options that reproduce "
+            "the peer's definition: "
+            + "; ".join(f"{row.name}: {row.reference}" for row in rows if row.reference)
+            + ". LightGBM and XGBoost give only the mean, compared instead.",
+        ],
+        tools=tools,
+    )
 
 
 if __name__ == "__main__":

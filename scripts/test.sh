@@ -3,8 +3,9 @@
 # once with every backend available and once with numba blocked, so the NumPy fallback and the
 # import guard are exercised for real.
 set -euo pipefail
-# the test extra plus the reference tools (parity) and the distributed engines
-export FASTNDCG_EXTRAS="${FASTNDCG_EXTRAS:-test,parity,dask,spark}"
+# the test extra plus the reference tools (parity), the distributed engines and the docs tools
+# (the same extras as scripts/docs.sh, so one install serves both)
+export FASTNDCG_EXTRAS="${FASTNDCG_EXTRAS:-test,parity,dask,spark,docs}"
 # with the parity extra installed, a reference tool that cannot be imported fails the parity
 # tests instead of skipping them (tests/parity_data.py)
 case ",$FASTNDCG_EXTRAS," in
@@ -33,8 +34,8 @@ run_pytest() {
 }
 
 echo "[test] ruff"
-python -m ruff check fastndcg tests bench scripts
-python -m ruff format --check fastndcg tests bench scripts
+python -m ruff check fastndcg tests bench scripts docs
+python -m ruff format --check fastndcg tests bench scripts docs
 
 echo "[test] pytest, all backends"
 run_pytest "$@"

@@ -1,5 +1,6 @@
-"""The option table is the one place options are declared: the README's table agrees with it,
-and the entry points, presets and command line take what it says."""
+"""The option table is the one place options are declared: the documentation's table of options
+and formulas (docs/user-guide/definitions.md) agrees with it, and the entry points, presets and
+command line take what it says."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import fastndcg
 from fastndcg._core import options as table
 from fastndcg.cli.parser import build_parser
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DEFINITIONS = Path(__file__).resolve().parents[2] / "docs" / "user-guide" / "definitions.md"
 
 
-def readme_rows() -> dict[str, list[str]]:
-    """Option name -> the 'values' cells of its rows in the README's options table."""
-    text = README.read_text()
+def documented_rows() -> dict[str, list[str]]:
+    """Option name -> the 'values' cells of its rows in the documentation's options table."""
+    text = DEFINITIONS.read_text()
     start = text.index("| option | values (default first) |")
     rows: dict[str, list[str]] = {}
     name = None
@@ -34,21 +35,21 @@ def readme_rows() -> dict[str, list[str]]:
 
 
 def literal(cell: str) -> object:
-    """The first value a README cell gives: `None` or a quoted string."""
+    """The first value a table cell gives: `None` or a quoted string."""
     token = re.match(r"`([^`]*)`", cell).group(1)
     return None if token == "None" else token.strip('"')
 
 
-def test_every_definition_option_is_in_the_readme_table_with_its_default():
-    rows = readme_rows()
+def test_every_definition_option_is_in_the_documented_table_with_its_default():
+    rows = documented_rows()
     assert set(table.DEFINITION) <= set(rows), set(table.DEFINITION) - set(rows)
     for name in rows:
         option = table.OPTIONS[name]  # a row for an option that does not exist fails here
         assert literal(rows[name][0]) == option.default, name
 
 
-def test_the_readme_lists_exactly_the_named_choices():
-    for name, cells in readme_rows().items():
+def test_the_documented_table_lists_exactly_the_named_choices():
+    for name, cells in documented_rows().items():
         choices = table.OPTIONS[name].choices
         named = {value for cell in cells for value in re.findall(r'`"([^"`]+)"`', cell)}
         if choices:

@@ -224,9 +224,9 @@ def table_cells(rows: list[dict], n_rows: int) -> list[list[str]]:
         cells.append(
             [
                 r["path"],
-                f"{r['per_query_s']:.1f}",
+                f"{r['per_query_s']:.3g}",
                 f"{n_rows / r['per_query_s'] / 1e6:.2f} M",
-                f"{r['aggregate_s']:.1f}",
+                f"{r['aggregate_s']:.3g}",
                 f"{n_rows / r['aggregate_s'] / 1e6:.2f} M",
                 agree,
             ]

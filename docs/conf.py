@@ -60,12 +60,16 @@ html_css_files = ["fastndcg.css"]
 html_show_sourcelink = False
 html_theme_options = {
     "navbar_align": "left",
-    "header_links_before_dropdown": 8,
+    "header_links_before_dropdown": 6,
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
     "footer_end": [],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"index": [], "getting-started": [], "changelog": []}
+# pages without sub-pages need no section navigation: their content gets the width
+html_sidebars = {
+    page: [] for page in ("index", "getting-started", "cli", "options", "performance", "changelog")
+}
 pygments_style = "sphinx"
+smartquotes = False  # quotes in option values are code: "exp2", not curly quotes

@@ -113,27 +113,37 @@ def tie_rules(path: Path) -> None:
     plt.close(figure)
 
 
-def tool_definitions(path: Path) -> None:
-    """Mean NDCG@10 of one TREC RAG 2024 run under fastndcg's defaults and the tools' presets."""
+# the definitions of the tool-definitions figure, in the order it draws them
+TOOL_DEFINITIONS = {
+    "fastndcg's defaults\n(gain exp2, zero_idcg skip)": {},
+    'gain="linear"': {"gain": "linear"},
+    'gain="linear", zero_idcg="zero"': {"gain": "linear", "zero_idcg": "zero"},
+    'preset="trec_eval"': {"preset": "trec_eval"},
+    'preset="gdeval"': {"preset": "gdeval"},
+    'defaults, ideal="recall"\n(retrieved documents only)': {"ideal": "recall"},
+}
+
+
+def tool_definition_means() -> dict[str, float]:
+    """Mean NDCG@10 of the TREC 2024 RAG run under each of :data:`TOOL_DEFINITIONS`."""
     import fastndcg
 
-    plt = _pyplot()
-    common = dict(k=10, backend="numpy")
-    steps = {
-        "fastndcg's defaults\n(gain exp2, zero_idcg skip)": {},
-        'gain="linear"': {"gain": "linear"},
-        'gain="linear", zero_idcg="zero"': {"gain": "linear", "zero_idcg": "zero"},
-        'preset="trec_eval"': {"preset": "trec_eval"},
-        'preset="gdeval"': {"preset": "gdeval"},
-        'defaults, ideal="recall"\n(retrieved documents only)': {"ideal": "recall"},
+    return {
+        label: float(fastndcg.ndcg_run(RAG_QRELS, RAG_RUN, k=10, backend="numpy", **options))
+        for label, options in TOOL_DEFINITIONS.items()
     }
-    means = [float(fastndcg.ndcg_run(RAG_QRELS, RAG_RUN, **common, **o)) for o in steps.values()]
+
+
+def tool_definitions(path: Path) -> None:
+    """Mean NDCG@10 of one TREC RAG 2024 run under fastndcg's defaults and the tools' presets."""
+    plt = _pyplot()
+    means = tool_definition_means()
     figure, axes = plt.subplots(figsize=(8, 3.6), layout="constrained")
-    positions = np.arange(len(steps))[::-1]
-    bars = axes.barh(positions, means, color=COLOURS[0], height=0.6)
+    positions = np.arange(len(means))[::-1]
+    bars = axes.barh(positions, list(means.values()), color=COLOURS[0], height=0.6)
     bars[3].set_color(COLOURS[1])
     axes.bar_label(bars, fmt="%.4f", padding=3)
-    axes.set_yticks(positions, list(steps))
+    axes.set_yticks(positions, list(means))
     axes.set(xlabel="mean NDCG@10 over 31 queries", xlim=(0, 1))
     axes.set_title("One TREC 2024 RAG run, the same judgments, six definitions", fontsize=10)
     figure.savefig(path)

@@ -32,7 +32,7 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
 DOCS = Path(__file__).resolve().parents[1]
-HELP_WIDTH = "92"  # columns argparse formats --help for
+HELP_WIDTH = "80"  # columns argparse formats --help for (a terminal's, and the page's width)
 
 
 # -- reStructuredText helpers -----------------------------------------------------------------
@@ -40,7 +40,7 @@ HELP_WIDTH = "92"  # columns argparse formats --help for
 
 def escape(text: str) -> str:
     """Plain text, safe as reStructuredText inline content."""
-    return re.sub(r"([\\*`|_<>\[\]])", r"\\\1", str(text))
+    return re.sub(r"([\\*`|_<>\[\]@:])", r"\\\1", str(text))  # @: no e-mail or URL links
 
 
 def literal(text: str) -> str:
@@ -236,7 +236,9 @@ class OptionReference(_Generated):
         entries = _entry_names()
         order = [table.NDCG, table.TABLE, table.PARQUET, table.RUN, table.SCORER]
         order += [table.STREAM, table.SCALEOUT, table.COMMAND]
+        groups = list(table.GROUPS)
         every = [*table.OPTIONS.values(), *table.COMMAND_ONLY]
+        every.sort(key=lambda option: groups.index(option.group))  # stable: table order within
         out: list[str] = []
         summary = [
             [

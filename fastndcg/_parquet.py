@@ -65,7 +65,7 @@ def ndcg_parquet(
         of 2 million queries. Batches, scoring scratch and the reader take about 80 MiB of
         that; the per-query results about 80 bytes per query at the end (the result keeps 32).
         Smaller batches need less memory but cost speed: each batch has a fixed cost of about
-        2 ms (on the machine of the README's benchmarks).
+        2 ms (on the machine of the documentation's benchmarks).
     progress : bool or None, default=None
         Show a progress bar (rows and queries per second). None: only on an interactive
         terminal.

@@ -4,7 +4,8 @@ Generates synthetic ranking data (:func:`fastndcg.synthetic.make_synthetic`), th
 fastndcg, the baselines and every installed peer (ranx, pytrec_eval, scikit-learn, LightGBM,
 XGBoost, torchmetrics) on it, checks that their values agree with fastndcg run under the peer's
 own definition of NDCG, and prints a Markdown table with the machine description, the date and
-the command line. The README's benchmark table comes from it.
+the command line. The documentation's peers table (docs/benchmarks/peers.json, --json) comes
+from it.
 
 Usage::
 

@@ -5,5 +5,6 @@
 set -euo pipefail
 export FASTNDCG_EXTRAS="${FASTNDCG_EXTRAS:-test,parity,dask,spark,docs}"
 source "$(dirname "$0")/setup_env.sh"
+rm -rf docs/api/generated  # autosummary writes it again; stale pages of removed names would fail
 python -m sphinx -b html -W --keep-going -q docs docs/_build/html "$@"
 echo "[docs] built docs/_build/html/index.html"

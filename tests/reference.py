@@ -1,10 +1,11 @@
 """A deliberately plain, slow, pure-Python NDCG: the oracle every backend is tested against.
 
-Written straight from the definitions in the README, with no shared code from the package and
-no cleverness: Python floats, Python sorts, one query at a time. Tie averaging is computed from
-each item's *expected discount* (the mean discount over the ranks its tie group occupies),
-which is a different route from the package's per-position mean gain; both equal the expected
-DCG over all orders of the tied items (``test_reference.py`` checks that by enumeration).
+Written straight from the definitions in the documentation (docs/user-guide/definitions.md),
+with no shared code from the package and no cleverness: Python floats, Python sorts, one query
+at a time. Tie averaging is computed from each item's *expected discount* (the mean discount
+over the ranks its tie group occupies), which is a different route from the package's
+per-position mean gain; both equal the expected DCG over all orders of the tied items
+(``test_reference.py`` checks that by enumeration).
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ def reference_ndcg(
     aggregate: str = "mean",
     weights: list[float] | None = None,
 ) -> RefResult:
-    """NDCG of every query at every cutoff in ``k``, plus the aggregate (see the README)."""
+    """NDCG of every query at every cutoff in ``k``, plus the aggregate (see the definitions page)."""
     if ideal == "max" and max_grade is None:
         all_grades = [item.grade for items in queries for item in items]
         max_grade = max(all_grades) if all_grades else 0.0

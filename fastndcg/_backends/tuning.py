@@ -5,7 +5,8 @@ they shape, in ``numba/score.py``; these are the Python-side choices of how work
 """
 
 # Below this many rows one thread scores: waking threads would cost more than it saves. (On the
-# README's machine the two break even at about 150,000 rows of NDCG@10 lists of 100.)
+# project's 2-core benchmark machine the two break even at about 150,000 rows of NDCG@10 lists of
+# 100.)
 PARALLEL_MIN_ROWS = 1 << 17
 # From this many rows on, CHUNKS_PER_THREAD chunks per thread, so that a slow chunk does not
 # hold the others.

@@ -8,7 +8,8 @@ queries are averaged). A preset is that set of choices under the tool's name::
 
 ``preset=`` is accepted by :func:`fastndcg.ndcg`, :func:`fastndcg.ndcg_table`,
 :func:`fastndcg.ndcg_parquet` and :func:`fastndcg.ndcg_run`; options given alongside override
-the preset's. :func:`presets` lists them; ``README.md`` has the side-by-side table.
+the preset's. :func:`presets` lists them; the documentation (``docs/user-guide/presets.md``)
+has the side-by-side table.
 
 Two settings exist for the tools' sake and are accepted by those four functions, with or
 without a preset:
@@ -262,7 +263,7 @@ def presets() -> dict[str, Preset]:
     Returns
     -------
     dict of str to Preset
-        In the order of the README table.
+        In the order of the presets table of the documentation.
 
     Examples
     --------

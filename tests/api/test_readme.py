@@ -24,6 +24,14 @@ def test_readme_examples_run(capsys, tmp_path, monkeypatch):
     # (tests/docs/test_examples.py)
 
 
+def test_the_first_examples_need_only_the_plain_install():
+    """`pip install .` (numpy, numba, pyarrow) runs every example before the comparison's."""
+    first = README.read_text().split("## Comparing two runs", 1)[0].count("\n") + 1
+    for block in blocks(README):
+        if block.language in RUNNABLE and not block.skip and block.line < first:
+            assert not block.needs(), (block.where, block.needs())
+
+
 def test_readme_is_a_short_front_page():
     text = README.read_text()
     assert len(text.splitlines()) <= 200

@@ -465,6 +465,33 @@ def test_tables_scorers_and_trec_runs_on_cuda(tmp_path):
 
 
 @needs_cuda
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+def test_comparisons_on_cuda_match_the_host(test):
+    """The per-query values agree to 1e-12, and the resampling runs on the host for both."""
+    offsets, grades, scores = _data(40)
+    rng = np.random.default_rng(3)
+    better = scores + grades * rng.random(scores.size)
+    qid = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    import pyarrow as pa
+
+    table = pa.table({"qid": qid, "grade": grades, "a": scores, "b": better})
+    runs = {
+        name: fastndcg.compare_table(
+            table, scores=["a", "b"], k=[3, 10], test=test, n_resamples=500, backend=name
+        )
+        for name in ("cuda", HOST)
+    }
+    assert len(runs["cuda"].rows) == len(runs[HOST].rows) == 2
+    for on_gpu, on_host in zip(runs["cuda"].rows, runs[HOST].rows, strict=True):
+        assert on_gpu.keys() == on_host.keys()
+        for key, value in on_host.items():
+            if isinstance(value, float):
+                assert on_gpu[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
+            else:
+                assert on_gpu[key] == value, key
+
+
+@needs_cuda
 def test_empty_inputs():
     for grades in ([], np.zeros((0, 3))):
         a, b = both(np.asarray(grades), np.asarray(grades, dtype=float), k=2)

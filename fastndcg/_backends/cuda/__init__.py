@@ -15,7 +15,8 @@ What runs where
   Python objects: scans of host columns, the runs of query ids (a device ``qid`` is copied to
   the host and grouped there; grades and scores stay on the device and are gathered there when
   rows move), the TREC join and its document ids, the options and the plan, and the aggregation
-  of the per-query DCG and IDCG (as for every backend). Host arrays given with
+  of the per-query DCG and IDCG (as for every backend), and the resampling of comparisons
+  (per-query values are host arrays). Host arrays given with
   ``backend="cuda"`` are validated on the host and copied to the device once, by :meth:`score`.
 
 Scoring (kernels in ``score.py`` and ``sort.py``; sizes in ``common.py``)
@@ -235,3 +236,25 @@ class CudaBackend:
     ) -> np.ndarray:
         """On the host (the TREC join runs there)."""
         return self.host.first_ranked(offsets, order, scores, tie_key, max_docs)
+
+    def signflip_sums(
+        self,
+        diffs: np.ndarray,
+        key: int,
+        exact: bool,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        """On the host (per-query differences are host arrays, and the host's bits are kept)."""
+        return self.host.signflip_sums(diffs, key, exact, n_resamples, n_chunks)
+
+    def bootstrap_sums(
+        self,
+        values: np.ndarray,
+        key: int,
+        thresholds: np.ndarray,
+        n_resamples: int,
+        n_chunks: int | None = None,
+    ) -> np.ndarray:
+        """On the host (as :meth:`signflip_sums`)."""
+        return self.host.bootstrap_sums(values, key, thresholds, n_resamples, n_chunks)

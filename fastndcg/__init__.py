@@ -13,7 +13,8 @@ from fastndcg._compare import (
     compare_runs,
     compare_table,
 )
-from fastndcg._compare.explain import QueryExplanation, explain
+from fastndcg._compare.explain import explain
+from fastndcg._compare.explanation import QueryExplanation
 from fastndcg._errors import (
     BackendUnavailableError,
     ColumnNotFoundError,

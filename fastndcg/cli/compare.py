@@ -14,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fastndcg._compare.explain import QueryExplanation, explain_systems
+from fastndcg._compare.explain import explain_systems
+from fastndcg._compare.explanation import QueryExplanation
 from fastndcg._compare.report import COLUMNS, PairedComparison
 from fastndcg._compare.runs import compare, score_runs, score_tables, system_names
 from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION

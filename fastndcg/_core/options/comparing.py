@@ -1,0 +1,306 @@
+"""The paired comparisons' options (:func:`fastndcg.compare`, ``fastndcg compare``/``explain``)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from fastndcg._core.options.model import (
+    Flag,
+    Option,
+    check_optional_int,
+)
+from fastndcg._core.vocabulary import (
+    COMPARE_FORMATS,
+    CORRECTIONS,
+    PAIRING,
+    TESTS,
+    choose,
+)
+from fastndcg._errors import OptionError, OptionTypeError
+
+COMPARE = "compare"  # fastndcg.compare, compare_runs, compare_table
+COMPARE_COMMAND = "compare command"  # fastndcg compare
+EXPLAIN_COMMAND = "explain command"  # fastndcg explain
+_COMPARING = frozenset({COMPARE, COMPARE_COMMAND})
+MAX_SEED = 1 << 64
+
+
+def _compare_seed(value: Any) -> int:
+    """The comparison's seed: an int in [0, 2**64) (None is no seed: draws must repeat)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise OptionTypeError(
+            "`seed` must be an int with 0 <= seed < 2**64",
+            option="seed",
+            value=value,
+            fix=f"got {value!r}",
+        )
+    if not 0 <= value < MAX_SEED:
+        raise OptionError(
+            "`seed` must be an int with 0 <= seed < 2**64",
+            option="seed",
+            value=int(value),
+            fix=f"got {int(value)}",
+        )
+    return int(value)
+
+
+def _positive_int(name: str) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if value is None:
+            raise OptionTypeError(
+                f"`{name}` must be a positive int", option=name, value=value, fix="got None"
+            )
+        checked = check_optional_int(name, 1, "a positive int")(value)
+        assert checked is not None
+        return checked
+
+    return check
+
+
+def _level(name: str) -> Callable[[Any], float]:
+    """A check of a probability strictly between 0 and 1 (``alpha``, ``ci``)."""
+
+    def check(value: Any) -> float:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise OptionTypeError(
+                f"`{name}` must be a number in (0, 1)",
+                option=name,
+                value=value,
+                fix=f"got {value!r}",
+            )
+        if not 0.0 < float(value) < 1.0:
+            raise OptionError(
+                f"`{name}` must be in (0, 1) (exclusive)",
+                option=name,
+                value=value,
+                fix=f"got {value!r}",
+            )
+        return float(value)
+
+    return check
+
+
+def _correction(value: Any) -> str | None:
+    if value is None:
+        return None
+    return choose("correction", value, CORRECTIONS, also="`None` (no correction)")
+
+
+def _baseline(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise OptionTypeError(
+            "`baseline` must be a system name (str) `or None`",
+            option="baseline",
+            value=value,
+            fix=f"got {value!r}",
+        )
+    return value
+
+
+_COMPARE_TABLE = (
+    Option(
+        "baseline",
+        "the system every other one is compared with; None: every unordered pair once",
+        None,
+        "comparison",
+        _COMPARING,
+        _baseline,
+        values="None, a system name",
+        flag=Flag(
+            ("--baseline",),
+            metavar="NAME",
+            help="compare every other system with this one (default: every pair once)",
+        ),
+    ),
+    Option(
+        "test",
+        "the paired test: sign flips of the differences, Student's t, bootstrap, Wilcoxon",
+        "randomization",
+        "comparison",
+        _COMPARING,
+        choices=TESTS,
+        flag=Flag(("--test",), help="the paired test"),
+    ),
+    Option(
+        "n_resamples",
+        "random sign vectors or bootstrap samples (all 2**n sign vectors when they fit)",
+        10_000,
+        "comparison",
+        _COMPARING,
+        _positive_int("n_resamples"),
+        values="int >= 1",
+        flag=Flag(
+            ("--resamples",),
+            type=int,
+            metavar="N",
+            help="random sign vectors or bootstrap samples",
+        ),
+    ),
+    Option(
+        "correction",
+        "adjustment of the p-values of each cutoff's comparisons (the family)",
+        "holm",
+        "comparison",
+        _COMPARING,
+        _correction,
+        choices=CORRECTIONS,
+        values="'holm', 'bonferroni', 'bh', None",
+        flag=Flag(
+            ("--correction",),
+            none="none",
+            help="multiple-comparison correction within each cutoff",
+            choices=(*CORRECTIONS, "none"),
+        ),
+    ),
+    Option(
+        "alpha",
+        "significance level, on the adjusted p-values",
+        0.05,
+        "comparison",
+        _COMPARING,
+        _level("alpha"),
+        values="number in (0, 1)",
+        flag=Flag(("--alpha",), type=float, metavar="ALPHA", help="significance level"),
+    ),
+    Option(
+        "ci",
+        "level of the confidence intervals",
+        0.95,
+        "comparison",
+        _COMPARING,
+        _level("ci"),
+        values="number in (0, 1)",
+        flag=Flag(("--ci",), type=float, metavar="LEVEL", help="confidence level"),
+    ),
+    Option(
+        "seed",
+        "seed of the resampling (compare_runs, compare_table: also of ties='random')",
+        0,
+        "comparison",
+        _COMPARING,
+        _compare_seed,
+        values="int in [0, 2**64)",
+        flag=Flag(
+            ("--seed",),
+            type=int,
+            metavar="SEED",
+            help="seed of the resampling, and of --ties random",
+        ),
+    ),
+    Option(
+        "missing",
+        "queries some systems lack: an error, scored 0 (trec_eval -c), or left out",
+        "error",
+        "comparison",
+        _COMPARING,
+        choices=PAIRING,
+        flag=Flag(
+            ("--missing",),
+            help="queries some systems lack: an error, scored 0 (trec_eval -c), or dropped",
+        ),
+    ),
+)
+COMPARE_OPTIONS: Mapping[str, Option] = {option.name: option for option in _COMPARE_TABLE}
+"""The options of the paired comparisons, a table of their own.
+
+Two of their names, ``seed`` and ``missing``, are already options of the scoring with other
+meanings: the seed of ``ties='random'``, and what a judged query absent from a TREC run gets.
+:func:`fastndcg.compare_runs` and :func:`fastndcg.compare_table` take the scoring's keywords and
+the comparison's in one call, so there each of the two names means the comparison's option
+(``seed`` also seeds ``ties='random'``; ``missing`` decides how the runs are scored, see
+:mod:`fastndcg._compare.runs`). A separate table keeps each record with one meaning, and lets
+the ``fastndcg compare`` command take ``--seed`` and ``--missing`` in the comparison's sense.
+"""
+
+# options of the compare and explain commands alone
+COMPARE_COMMAND_ONLY = (
+    Option(
+        "scores",
+        "prediction files: the systems' score columns, NAME=COLUMN,... (or COLUMN,...)",
+        None,
+        "parquet",
+        frozenset({COMPARE_COMMAND, EXPLAIN_COMMAND}),
+        flag=Flag(
+            ("--scores",),
+            metavar="SYSTEMS",
+            help="prediction files: the score column of each system, NAME=COLUMN,... or "
+            "COLUMN,... (the name is the column)",
+        ),
+    ),
+    Option(
+        "format",
+        "output format (explain: table or json)",
+        "table",
+        "output",
+        frozenset({COMPARE_COMMAND, EXPLAIN_COMMAND}),
+        choices=COMPARE_FORMATS,
+        flag=Flag(("--format",), help="output format"),
+    ),
+    Option(
+        "plot",
+        "also draw the comparison to this image file (needs matplotlib)",
+        None,
+        "output",
+        frozenset({COMPARE_COMMAND}),
+        flag=Flag(
+            ("--plot",),
+            metavar="FILE",
+            help="also draw a plot to FILE (.png, .pdf, .svg; needs matplotlib)",
+        ),
+    ),
+    Option(
+        "plot_kind",
+        "the plot --plot draws",
+        "forest",
+        "output",
+        frozenset({COMPARE_COMMAND}),
+        choices=("forest", "waterfall", "ndcg_at_k", "distribution"),
+        flag=Flag(("--plot-kind",), help="the plot --plot draws"),
+    ),
+    Option(
+        "fail_if_worse",
+        "exit with status 1 when a system is significantly worse than the baseline",
+        False,
+        "output",
+        frozenset({COMPARE_COMMAND}),
+        flag=Flag(
+            ("--fail-if-worse",),
+            action="store_true",
+            help="exit with status 1 when any system is significantly worse than the "
+            "baseline (a regression gate for CI)",
+        ),
+    ),
+    Option(
+        "query",
+        "the query to explain",
+        None,
+        "explain",
+        frozenset({EXPLAIN_COMMAND}),
+        flag=Flag(("--query",), metavar="QID", help="the query to explain (required)"),
+    ),
+    Option(
+        "system",
+        "the systems to show (repeatable; default: all)",
+        None,
+        "explain",
+        frozenset({EXPLAIN_COMMAND}),
+        flag=Flag(
+            ("--system",),
+            action="append",
+            metavar="NAME",
+            help="a system to show (repeatable; default: every system)",
+        ),
+    ),
+)
+COMPARE_COMMAND_OPTIONS: Mapping[str, Option] = {
+    option.name: option for option in COMPARE_COMMAND_ONLY
+}
+
+
+def parse_compare(name: str, value: Any) -> Any:
+    """``value`` of the comparison's option ``name`` checked and parsed."""
+    return COMPARE_OPTIONS[name].check(value)

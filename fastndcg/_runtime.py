@@ -35,8 +35,9 @@ def warmup(*, compare: bool = False) -> float:
     empty cache; ``fastndcg warmup --compare``).
 
     On an empty cache a helper process compiles the scoring kernel into the cache while this
-    one compiles the input checks, so two cores share the work; where no helper can start (or
-    it fails) this process compiles everything itself.
+    one compiles the rest (the input checks, the TREC join, and the resampling with
+    ``compare=True``), so two cores share the work; where no helper can start (or it fails)
+    this process compiles everything itself.
     """
     import pyarrow as pa
 
@@ -49,10 +50,13 @@ def warmup(*, compare: bool = False) -> float:
     if backend is None:
         return 0.0
     helper = None if backend.scoring_kernel_cached() else _compile_scoring_aside()
-    if helper is not None:  # meanwhile compile the checks here (the calls below then load them)
-        try:
-            _compile_checks(backend, PARALLEL_MIN_ROWS)
-        finally:
+    try:  # meanwhile compile the rest here (the calls below then load it)
+        _compile_checks(backend, PARALLEL_MIN_ROWS)
+        _compile_trec()
+        if compare:
+            _compile_resampling(backend)
+    finally:
+        if helper is not None:
             _wait_or_stop(helper)
     # small inputs run on one thread, large ones on the thread pool
     for rows in (6, PARALLEL_MIN_ROWS):
@@ -73,19 +77,36 @@ def warmup(*, compare: bool = False) -> float:
         # compact columns, as Parquet files often hold them
         compact = {"grade": grades.astype(np.int8), "score": scores.astype(np.float32)}
         ndcg_table(pa.table({"qid": qid, **compact}), k=[1, None], backend="numba")
-    # TREC runs: the join of a run with its judgments
+    judgments, run = _trec_tables()
+    for options in _TREC_CASES:
+        ndcg_run(judgments, run, backend="numba", **options)
+    return time.perf_counter() - start
+
+
+def _trec_tables() -> tuple[Any, Any]:
+    """A run and its judgments, for the TREC join's kernels."""
+    import pyarrow as pa
+
     judgments = pa.table({"qid": ["q", "q"], "docid": ["a", "b"], "grade": [1.0, 0.0]})
     run = pa.table({"qid": ["q", "q"], "docid": ["a", "c"], "score": [0.5, 0.4]})
-    for ties in ("average", "docid_desc"):  # trec_eval's ties sort each query's document ids
-        ndcg_run(judgments, run, ties=ties, backend="numba")
-    ndcg_run(judgments, run, ties="docid_desc", max_docs=1, backend="numba")  # trec_eval's -M
-    # TREC files: the check of their separators, on the read-only bytes of the mapped file
-    data = np.zeros(24, dtype=np.uint8)
-    data.setflags(write=False)
-    backend.stray_whitespace(data, ord(" "), ord("\t"))
-    if compare:
-        _compile_resampling(backend)
-    return time.perf_counter() - start
+    return judgments, run
+
+
+# trec_eval's ties sort each query's document ids; max_docs is its -M
+_TREC_CASES = ({"ties": "average"}, {"ties": "docid_desc"}, {"ties": "docid_desc", "max_docs": 1})
+
+
+def _compile_trec() -> None:
+    """Compile the join of a TREC run with its judgments, without the scoring.
+
+    Document ids, the tie order by document id and the ``-M`` cut, through
+    :func:`fastndcg.trec.prepare_run`.
+    """
+    from fastndcg.trec import prepare_run
+
+    judgments, run = _trec_tables()
+    for options in _TREC_CASES:
+        prepare_run(judgments, run, backend="numba", **options)
 
 
 def _compile_resampling(backend: Any) -> None:
@@ -157,8 +178,8 @@ def _compile_checks(backend: Backend, rows: int) -> None:
     """Compile the kernels of the input checks as the common calls use them.
 
     Column scans for integer and float grades and scores (``rows`` long: shorter columns are
-    scanned by NumPy), the run bounds of integer and float query ids, and the matching of a
-    TREC run's (query, document) pairs.
+    scanned by NumPy), the run bounds of integer and float query ids, the matching of a TREC
+    run's (query, document) pairs and the separator check of TREC files.
     """
     import pyarrow as pa
 
@@ -170,6 +191,10 @@ def _compile_checks(backend: Backend, rows: int) -> None:
     _, ids = backend.document_ids(docids, docids, ordered=False)
     one = np.array([0, 1], dtype=np.int64)
     backend.match_judgments(one, None, ids, np.zeros(2, np.int64), one[:0], ids, np.zeros(0))
+    # the separator check of TREC files, on the read-only bytes of the mapped file
+    data = np.zeros(24, dtype=np.uint8)
+    data.setflags(write=False)
+    backend.stray_whitespace(data, ord(" "), ord("\t"))
 
 
 def cache_dir() -> str:

@@ -8,6 +8,7 @@ other tools by fastndcg itself (the NumPy backend, which needs no compilation).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from pathlib import Path
@@ -150,10 +151,54 @@ def tool_definitions(path: Path) -> None:
     plt.close(figure)
 
 
+@functools.cache
+def example_comparison():
+    """The comparing-runs page's example: three rankers' scores on the same judged rows."""
+    import pyarrow as pa
+
+    import fastndcg
+
+    rng = np.random.default_rng(7)
+    qid = np.repeat(np.arange(500), 20)
+    label = rng.choice(4, size=qid.size, p=[0.6, 0.2, 0.12, 0.08])
+    table = pa.table(
+        {
+            "qid": qid,
+            "label": label,
+            "bm25": label + rng.normal(0, 2.0, qid.size),
+            "dense": label + rng.normal(0, 1.6, qid.size),
+            "hybrid": label + rng.normal(0, 1.95, qid.size),
+        }
+    )
+    return fastndcg.compare_table(
+        table,
+        grade="label",
+        scores=["bm25", "dense", "hybrid"],
+        baseline="bm25",
+        k=[1, 3, 5, 10, None],
+        backend="numpy",
+    )
+
+
+def comparison_plot(kind: str, **options):
+    """A drawing of :func:`example_comparison` by ``PairedComparison.plot(kind)``."""
+
+    def draw(path: Path) -> None:
+        plt = _pyplot()
+        example_comparison().plot(kind, path, **options)
+        plt.close("all")
+
+    return draw
+
+
 FIGURES = {
     "discounts-and-gains.png": discounts_and_gains,
     "tie-rules.png": tie_rules,
     "tool-definitions.png": tool_definitions,
+    "compare-forest.png": comparison_plot("forest"),
+    "compare-waterfall.png": comparison_plot("waterfall", system="dense", k=10),
+    "compare-ndcg-at-k.png": comparison_plot("ndcg_at_k"),
+    "compare-distribution.png": comparison_plot("distribution", k=10),
 }
 
 

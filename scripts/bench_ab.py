@@ -103,12 +103,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=1_000_000)
     parser.add_argument("--json", type=Path, help="also write the timings here")
+    parser.add_argument(
+        "--case",
+        action="append",
+        help="run only the cases whose name contains this text (repeatable; default: all)",
+    )
     args = parser.parse_args()
     cases = [
         *CASES,
         "first call, warm cache (import included)",
         "cold compile (warmup, empty cache)",
     ]
+    if args.case:
+        cases = [case for case in cases if any(text in case for text in args.case)]
+        if not cases:
+            parser.error(f"no case contains {' or '.join(map(repr, args.case))}")
     times: dict[str, dict[str, list[float]]] = {c: {"old": [], "new": []} for c in cases}
     for round_ in range(args.rounds):
         for case in cases:
@@ -121,7 +130,7 @@ def main() -> None:
     print(f"## {args.old} (old) against {args.new} (new)\n")
     print(f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"- Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
-    print(f"- Command: python scripts/bench_ab.py --old {args.old} --rounds {args.rounds}")
+    print(f"- Command: python {' '.join(sys.argv)}")
     print(
         f"- Data: make_synthetic({args.queries:,}); best of 5 per process, {args.rounds} rounds\n"
     )

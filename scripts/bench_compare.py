@@ -58,14 +58,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import report
 
 
-def cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
 def version(name: str) -> str:
     try:
         return dist_version(name)
@@ -297,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"- Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- Command: `{command}`",
-        f"- Machine: {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.platform()}; "
+        f"- Machine: {report.cpu_model()}, {os.cpu_count()} logical CPUs, {platform.platform()}; "
         f"load average (1, 5, 15 min) {load_before} before, {load_after} after (a shared "
         "machine: wall time includes waiting for a CPU; CPU time does not)",
         f"- Software: Python {platform.python_version()}, numpy {np.__version__}, "

@@ -75,6 +75,7 @@ import fastndcg
 from fastndcg.synthetic import Synthetic, make_synthetic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import report as bench_report
 from baselines import floor, lexsort_ndcg
 
 WARM_QUERIES = 2000  # warm-up slice of a fast target: enough rows for the parallel kernels
@@ -668,24 +669,6 @@ def measure_safely(target: Target, data: Synthetic, ctx: Context) -> Row:
 # -- report ---------------------------------------------------------------------------------------
 
 
-def cpu_model() -> str:
-    """CPU model name from /proc/cpuinfo (platform's guess elsewhere)."""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def ram_gib() -> str:
-    """Total memory, from /proc/meminfo."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return f"{int(line.split()[1]) / 2**20:.1f} GiB RAM"
-    return "RAM unknown"
-
-
 def machine_lines(peers: list[str]) -> list[str]:
     """Header lines describing the machine and the software."""
     import pyarrow
@@ -712,8 +695,8 @@ def machine_lines(peers: list[str]) -> list[str]:
     if "torchmetrics" in peers and importlib.util.find_spec("torch") is not None:
         tools.append(f"torch {version('torch')}")
     return [
-        f"- Machine: {cpu_model()}, {os.cpu_count()} logical CPUs ({usable} usable), "
-        f"{ram_gib()}, {platform.platform()}",
+        f"- Machine: {bench_report.cpu_model()}, {os.cpu_count()} logical CPUs ({usable} usable), "
+        f"{bench_report.ram_gib()}, {platform.platform()}",
         f"- Software: {', '.join(software)}",
         f"- Peers: {', '.join(tools) or 'none'}",
     ]
@@ -972,7 +955,6 @@ def write_json(
     path: Path, rows: list[Row], data: Synthetic, ctx: Context, peers: list[str], **facts: Any
 ) -> None:
     """The table as the documentation renders it (bench/report.py)."""
-    import report as bench_report
 
     lengths = np.diff(data.offsets)
     tools = tuple(PEERS[name].distribution for name in peers)

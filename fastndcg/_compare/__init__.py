@@ -15,9 +15,10 @@ Modules (no module here imports a kernel; the resampling runs behind the backend
 * :mod:`.explain`: one query's ranked list, row by row; :mod:`.plots`: the figures.
 """
 
+from fastndcg._compare.conveniences import compare_runs, compare_table, system_names
 from fastndcg._compare.definitions import ENTRY_POINTS, Comparison, compare_definitions
 from fastndcg._compare.report import PairedComparison
-from fastndcg._compare.runs import compare, compare_runs, compare_table, system_names
+from fastndcg._compare.runs import compare
 
 __all__ = [
     "ENTRY_POINTS",

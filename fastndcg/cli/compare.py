@@ -1,8 +1,8 @@
 """``fastndcg compare`` and ``fastndcg explain``: systems compared, one query explained.
 
 The systems are TREC runs (``--qrels`` with several ``--run``, named after the files: see
-:func:`fastndcg._compare.runs.system_names`) or prediction files: one file whose score columns
-are the systems (``--scores A=score_a,B=score_b``), or several files holding one system each
+:func:`fastndcg._compare.conveniences.system_names`) or prediction files: one file whose score
+columns are the systems (``--scores A=score_a,B=score_b``), or several files holding one system each
 (named after the files, their score column ``--scores COLUMN``, default ``score``).
 """
 
@@ -14,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from fastndcg._compare.conveniences import score_runs, score_tables, system_names
 from fastndcg._compare.explain import explain_systems
 from fastndcg._compare.explanation import QueryExplanation
 from fastndcg._compare.report import COLUMNS, PairedComparison
-from fastndcg._compare.runs import compare, score_runs, score_tables, system_names
+from fastndcg._compare.runs import compare
 from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
 from fastndcg._result import format_rows
 from fastndcg.cli.sources import (

@@ -13,6 +13,7 @@ MODULES = [
     "fastndcg._tables",
     "fastndcg.stream",
     "fastndcg._compare.runs",
+    "fastndcg._compare.conveniences",
     "fastndcg._compare.explain",
 ]
 

@@ -11,7 +11,7 @@ from conftest import TEST_DATA
 
 import fastndcg
 from fastndcg import InputError, OptionError, OptionTypeError
-from fastndcg._compare.runs import system_names
+from fastndcg._compare.conveniences import system_names
 
 TREC = TEST_DATA / "real" / "trec_eval_test"
 QRELS = TREC / "qrels.comment.test"

@@ -212,8 +212,9 @@ meanings: the seed of ``ties='random'``, and what a judged query absent from a T
 :func:`fastndcg.compare_runs` and :func:`fastndcg.compare_table` take the scoring's keywords and
 the comparison's in one call, so there each of the two names means the comparison's option
 (``seed`` also seeds ``ties='random'``; ``missing`` decides how the runs are scored, see
-:mod:`fastndcg._compare.runs`). A separate table keeps each record with one meaning, and lets
-the ``fastndcg compare`` command take ``--seed`` and ``--missing`` in the comparison's sense.
+:mod:`fastndcg._compare.conveniences`). A separate table keeps each record with one meaning,
+and lets the ``fastndcg compare`` command take ``--seed`` and ``--missing`` in the comparison's
+sense.
 """
 
 # options of the compare and explain commands alone

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +94,30 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _row_cells(
+    r: dict[str, Any], mark: tuple[str, str], escape: Callable[[str], str] = str
+) -> tuple[str, ...]:
+    """One comparison's cells as the printed and Markdown tables show them.
+
+    ``mark`` follows the adjusted p-value: its first item when significant, else its second;
+    ``escape`` spells the system names for the table's syntax.
+    """
+    return (
+        _cutoff(r["cutoff"]),
+        escape(r["baseline"]),
+        escape(r["system"]),
+        _num(r["mean_baseline"]),
+        _num(r["mean_system"]),
+        _num(r["delta"], sign=True),
+        f"[{_num(r['ci_low'], sign=True)}, {_num(r['ci_high'], sign=True)}]",
+        _num(r["effect_size"], 3, sign=True),
+        _p(r["p_value"]),
+        _p(r["p_adjusted"]) + mark[0 if r["significant"] else 1],
+        f"{r['wins']}/{r['ties']}/{r['losses']}",
+        str(r["n_queries"]),
+    )
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -245,23 +270,7 @@ class PairedComparison:
                 "n",
             )
         ]
-        table.extend(
-            (
-                _cutoff(r["cutoff"]),
-                r["baseline"],
-                r["system"],
-                _num(r["mean_baseline"]),
-                _num(r["mean_system"]),
-                _num(r["delta"], sign=True),
-                f"[{_num(r['ci_low'], sign=True)}, {_num(r['ci_high'], sign=True)}]",
-                _num(r["effect_size"], 3, sign=True),
-                _p(r["p_value"]),
-                _p(r["p_adjusted"]) + (" *" if r["significant"] else "  "),
-                f"{r['wins']}/{r['ties']}/{r['losses']}",
-                str(r["n_queries"]),
-            )
-            for r in self.rows
-        )
+        table.extend(_row_cells(r, mark=(" *", "  ")) for r in self.rows)
         lines.extend("  " + line for line in _align_columns(table, 3))
         lines.append(f"  * significant: adjusted p <= {self.alpha:g}")
         lines.append("  per-system means (t interval):")
@@ -365,20 +374,7 @@ class PairedComparison:
         ]
         lines = [head, "", "| " + " | ".join(cells) + " |", "|" + "---|" * len(cells)]
         for r in self.rows:
-            row = [
-                _cutoff(r["cutoff"]),
-                r["baseline"].replace("|", "\\|"),
-                r["system"].replace("|", "\\|"),
-                _num(r["mean_baseline"]),
-                _num(r["mean_system"]),
-                _num(r["delta"], sign=True),
-                f"[{_num(r['ci_low'], sign=True)}, {_num(r['ci_high'], sign=True)}]",
-                _num(r["effect_size"], 3, sign=True),
-                _p(r["p_value"]),
-                _p(r["p_adjusted"]) + ("*" if r["significant"] else ""),
-                f"{r['wins']}/{r['ties']}/{r['losses']}",
-                str(r["n_queries"]),
-            ]
+            row = _row_cells(r, mark=("*", ""), escape=lambda name: name.replace("|", "\\|"))
             lines.append("| " + " | ".join(row) + " |")
         return "\n".join(lines)
 

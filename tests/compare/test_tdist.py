@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from compare_data import result
 
 import fastndcg
 from fastndcg._compare import tdist as _tdist
@@ -17,20 +18,6 @@ scipy_stats = pytest.importorskip("scipy.stats")
 scipy_special = pytest.importorskip("scipy.special")
 
 RTOL = 1e-12
-
-
-def result(values, ids=None, k=(10,)):
-    values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
-    ids = np.arange(len(values)) if ids is None else np.asarray(ids)
-    return fastndcg.NDCGResult(
-        k=k,
-        per_query=values,
-        dcg=values,
-        idcg=np.ones_like(values),
-        mean=np.nanmean(values, axis=0),
-        query_ids=ids,
-        n_skipped=np.isnan(values).sum(axis=0),
-    )
 
 
 # scipy.special.stdtr is itself off by up to 4e-11 for df=1 and |t| < 1e-4 (the Cauchy case;

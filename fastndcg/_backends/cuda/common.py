@@ -4,9 +4,12 @@ The sizes split queries into classes by list length (see :mod:`fastndcg._backend
 
 - ``SMALL``: lists up to this length are scored by one thread each (the serial algorithm of
   the Numba kernel, in registers and local memory);
+- ``WIDTHS``: lists of ``SMALL + 1`` to ``CAP`` rows are sorted whole in shared memory, padded
+  to the next of these powers of two; a block sorts ``CAP // width`` lists of one width at once
+  (:mod:`fastndcg._backends.cuda.groups`);
 - ``CAP``: longer lists are sorted in chunks of this many rows, one thread block per chunk
-  (a bitonic network in shared memory); a list of one chunk is done there, a longer one is
-  merged by :func:`fastndcg._backends.cuda.sort.merge_level` passes spread over the whole grid;
+  (a bitonic network in shared memory), and merged by
+  :func:`fastndcg._backends.cuda.sort.merge_level` passes spread over the whole grid;
 - ``THREADS``: threads per block of the sorting, merging and finishing kernels.
 
 Under numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``, each CUDA thread a Python thread) the
@@ -38,6 +41,10 @@ SMALL = 3 if SIMULATED else 64
 CAP = 8 if SIMULATED else 1024  # a power of two
 THREADS = 4 if SIMULATED else 256  # a power of two, at most CAP
 SMALL_THREADS = 4 if SIMULATED else 128  # threads per block of the one-thread-per-list kernels
+FIRST_WIDTH = 1 << SMALL.bit_length()  # the smallest power of two above SMALL
+WIDTHS = tuple(FIRST_WIDTH << i for i in range((CAP // FIRST_WIDTH).bit_length()))
+LONG = len(WIDTHS)  # the class of lists longer than CAP (classes 0 .. LONG - 1: WIDTHS)
+MAX_GROUPS = CAP // FIRST_WIDTH  # lists sorted together by one block, at most
 
 # what a sort orders: query rows by score and tie rule, ideal rows by gain, or plain values
 MODE_RANK = 0

@@ -14,7 +14,7 @@ import numpy as np
 
 from fastndcg._backends import codes as C
 from fastndcg._backends.abi import ColumnStats, Plan
-from fastndcg._backends.cuda import common, interop, scan, score, sort
+from fastndcg._backends.cuda import common, groups, interop, scan, score, sort
 
 _TESTS = {
     "negative": scan.NEGATIVE,
@@ -227,18 +227,50 @@ class Launcher:
                 level_order,
                 level_gain,
                 discount,
+                discount_prefix,
                 cutoffs,
                 k_max,
                 whole,
                 idcg,
             )
-        lengths = np.diff(plan.offsets)
-        big = np.flatnonzero(lengths > common.SMALL)
-        if big.size:
+        counts, members = self._classify(offsets, n_queries, stream)
+        ideal_counts, ideal_members = counts, members
+        if from_lists and not same_lists:
+            ideal_counts, ideal_members = self._classify(ideal_offsets, n_queries, stream)
+        # the ideal of the list itself, from grade levels counted while its rows are loaded
+        counted = from_lists and same_lists and same_grades and plan.level_order.size > 0
+        for c, width in enumerate(common.WIDTHS):
+            if counts[c]:
+                grid = _blocks(counts[c], common.CAP // width)
+                groups.score_groups[grid, common.THREADS, stream](
+                    width,
+                    members[c, : counts[c]],
+                    offsets,
+                    grades,
+                    scores,
+                    ranked,
+                    *rules,
+                    discount,
+                    discount_prefix,
+                    cutoffs,
+                    k_max,
+                    whole,
+                    plan.ideal_mode,
+                    counted,
+                    int(plan.level_order.size),
+                    level_order,
+                    level_gain,
+                    dcg,
+                    idcg,
+                    nonfinite,
+                )
+        if counts[common.LONG]:
+            big = np.sort(members[common.LONG, : counts[common.LONG]].copy_to_host(stream=stream))
+            lengths = plan.offsets[big + 1] - plan.offsets[big]
             self._score_long(
                 plan,
                 big,
-                lengths[big],
+                lengths,
                 ranked,
                 grades,
                 scores,
@@ -252,61 +284,81 @@ class Launcher:
                 nonfinite,
                 stream,
             )
-        if from_lists:
-            ideal_lengths = lengths if same_lists else np.diff(plan.ideal_offsets)
-            ideal_big = np.flatnonzero(ideal_lengths > common.SMALL)
-            if ideal_big.size and plan.level_order.size:  # integer levels: counted
-                score.idcg_levels[_blocks(ideal_big.size, 1), common.THREADS, stream](
-                    dev(ideal_big),
-                    ideal_offsets,
-                    ideal_grades,
-                    int(plan.level_order.size),
-                    level_order,
-                    level_gain,
-                    discount,
-                    discount_prefix,
-                    cutoffs,
-                    idcg,
+        if from_lists and plan.level_order.size:  # integer levels: counted
+            for c in range(common.LONG + 1):
+                if ideal_counts[c] and (c == common.LONG or not counted):
+                    score.idcg_levels[_blocks(ideal_counts[c], 1), common.THREADS, stream](
+                        ideal_members[c, : ideal_counts[c]],
+                        ideal_offsets,
+                        ideal_grades,
+                        int(plan.level_order.size),
+                        level_order,
+                        level_gain,
+                        discount,
+                        discount_prefix,
+                        cutoffs,
+                        idcg,
+                    )
+        elif from_lists and ideal_counts.sum():  # gains sorted
+            ideal_big = np.sort(
+                np.concatenate(
+                    [
+                        ideal_members[c, : ideal_counts[c]].copy_to_host(stream=stream)
+                        for c in range(common.LONG + 1)
+                        if ideal_counts[c]
+                    ]
                 )
-            elif ideal_big.size:  # gains sorted
-                m = ideal_lengths[ideal_big]
-                keep = m if whole else np.minimum(m, k_max)
-                sorted_lists = self._sort(
-                    common.MODE_GAIN,
-                    plan.ideal_offsets[ideal_big],
-                    m,
-                    keep,
-                    scores,
-                    ideal_grades,
-                    None,
-                    rules,
-                    stream,
-                )
-                buf0, buf1, base, parity, _ = sorted_lists
-                dummy = dev(np.zeros(1))
-                score.sum_sorted[_blocks(ideal_big.size, 1), common.THREADS, stream](
-                    common.MODE_GAIN,
-                    dev(ideal_big),
-                    dev(np.zeros(1, np.int64)),
-                    dev(m),
-                    base,
-                    parity,
-                    buf0,
-                    buf1,
-                    ideal_grades,
-                    dummy,
-                    plan.gain_mode,
-                    gain_table,
-                    discount,
-                    cutoffs,
-                    idcg,
-                )
+            )
+            m = plan.ideal_offsets[ideal_big + 1] - plan.ideal_offsets[ideal_big]
+            keep = m if whole else np.minimum(m, k_max)
+            sorted_lists = self._sort(
+                common.MODE_GAIN,
+                plan.ideal_offsets[ideal_big],
+                m,
+                keep,
+                scores,
+                ideal_grades,
+                None,
+                rules,
+                stream,
+            )
+            buf0, buf1, base, parity, _ = sorted_lists
+            dummy = dev(np.zeros(1))
+            score.sum_sorted[_blocks(ideal_big.size, 1), common.THREADS, stream](
+                common.MODE_GAIN,
+                dev(ideal_big),
+                dev(np.zeros(1, np.int64)),
+                dev(m),
+                base,
+                parity,
+                buf0,
+                buf1,
+                ideal_grades,
+                dummy,
+                plan.gain_mode,
+                gain_table,
+                discount,
+                cutoffs,
+                idcg,
+            )
         dcg_h = dcg.copy_to_host(stream=stream)
         idcg_h = idcg.copy_to_host(stream=stream)
         bad = int(nonfinite.copy_to_host(stream=stream)[0])
         if stream:
             stream.synchronize()
         return dcg_h.T, idcg_h.T, bad
+
+    def _classify(self, offsets: Any, n_queries: int, stream: Any) -> tuple[np.ndarray, Any]:
+        """The lists over ``SMALL`` rows by width class: host counts, device member rows.
+
+        Waits for the counts (a few numbers): the launches that follow are sized by them.
+        """
+        counts = self.cuda.to_device(np.zeros(common.LONG + 1, np.int64), stream=stream)
+        members = self.cuda.device_array((common.LONG + 1, n_queries), np.int64, stream=stream)
+        groups.classify[_blocks(n_queries, common.THREADS), common.THREADS, stream](
+            offsets, counts, members
+        )
+        return counts.copy_to_host(stream=stream), members
 
     def _score_long(
         self,
@@ -326,7 +378,7 @@ class Launcher:
         nonfinite,
         stream,
     ) -> None:
-        """DCG (and ``ideal="local"`` IDCG) of the queries longer than ``SMALL`` rows."""
+        """DCG (and ``ideal="local"`` IDCG) of the queries longer than ``CAP`` rows."""
         dev = lambda values: self._device(values, stream)  # noqa: E731
         keep = n if whole else np.minimum(n, k_max)
         starts = plan.offsets[big]

@@ -60,6 +60,31 @@ def fill(values, x):
         values[i, j] = x
 
 
+@cuda.jit(device=True)
+def levels_total(hist, h0, n_levels, level_order, level_gain, discount, discount_prefix, cut):
+    """IDCG at ``cut`` from counts of integer grade levels (``hist[h0 + level]``).
+
+    The levels are taken in descending gain order (``level_order``): a level filling ranks
+    ``a:b`` adds ``g * d[a] + ... + g * d[b - 1]`` term by term when the run is short (as the
+    serial kernels add), else ``g * (D[b] - D[a])`` with ``D`` the discounts' prefix sums.
+    """
+    total = 0.0
+    pos = 0
+    for lv in range(n_levels):
+        if pos >= cut:
+            break
+        level = level_order[lv]
+        value = level_gain[level]
+        stop = min(pos + hist[h0 + level], cut)
+        if stop - pos <= _SHORT_RUN:
+            for t in range(pos, stop):
+                total += value * discount[t]
+        else:
+            total += value * (discount_prefix[stop] - discount_prefix[pos])
+        pos += hist[h0 + level]
+    return total
+
+
 @cuda.jit
 def dcg_small(
     offsets,
@@ -225,6 +250,7 @@ def idcg_small(
     level_order,
     level_gain,
     discount,
+    discount_prefix,
     cutoffs,
     k_max,
     whole,
@@ -255,18 +281,9 @@ def idcg_small(
             hist[np.int64(ideal_grades[s + i])] += 1
         for j in range(n_cut):
             cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
-            total = 0.0
-            pos = 0
-            for lv in range(n_levels):
-                if pos >= cut:
-                    break
-                level = level_order[lv]
-                g = level_gain[level]
-                stop = min(pos + hist[level], cut)
-                for t in range(pos, stop):
-                    total += g * discount[t]
-                pos += hist[level]
-            idcg[j, q] = total
+            idcg[j, q] = levels_total(
+                hist, 0, n_levels, level_order, level_gain, discount, discount_prefix, cut
+            )
         return
     filled = 0
     for i in range(m):
@@ -306,9 +323,7 @@ def idcg_levels(
     """IDCG of long judgment lists with integer grade levels: one block per list (grid-stride).
 
     The block counts the list's rows per level in shared memory (integer atomics: the counts do
-    not depend on their order), then each cutoff takes the levels in descending gain order:
-    a level filling ranks ``a:b`` adds ``g * (D[b] - D[a])`` with ``D`` the discounts' prefix
-    sums (``g * sum(d[a:b])`` term by term when the run is short, as the serial kernels add).
+    not depend on their order); each cutoff's sum is :func:`levels_total`.
     """
     hist = cuda.shared.array(MAX_HISTOGRAM_LEVELS, np.int64)
     tid = cuda.threadIdx.x
@@ -324,21 +339,9 @@ def idcg_levels(
         cuda.syncthreads()
         for j in range(tid, cutoffs.size, THREADS):
             cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
-            total = 0.0
-            pos = 0
-            for lv in range(n_levels):
-                if pos >= cut:
-                    break
-                level = level_order[lv]
-                value = level_gain[level]
-                stop = min(pos + hist[level], cut)
-                if stop - pos <= _SHORT_RUN:
-                    for t in range(pos, stop):
-                        total += value * discount[t]
-                else:
-                    total += value * (discount_prefix[stop] - discount_prefix[pos])
-                pos += hist[level]
-            idcg[j, q] = total
+            idcg[j, q] = levels_total(
+                hist, 0, n_levels, level_order, level_gain, discount, discount_prefix, cut
+            )
         cuda.syncthreads()
 
 

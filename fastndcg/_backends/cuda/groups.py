@@ -1,0 +1,288 @@
+r"""CUDA kernels: the lists of one chunk, found on the device and scored several per block.
+
+Lists of ``SMALL + 1`` to ``CAP`` rows (on a GPU, 65 to 1,024) are the bulk of most data. They
+are handled without any per-query work on the host:
+
+1. :func:`classify` (one thread per query) files each list longer than ``SMALL`` under its
+   width class: the smallest of :data:`common.WIDTHS` holding it, or :data:`common.LONG` for
+   lists longer than ``CAP`` (which the merge sort of :mod:`fastndcg._backends.cuda.sort`
+   scores). A block counts its queries per class in shared memory and reserves room for them
+   with one global atomic per class, so the order of queries within a class varies from run
+   to run; every list is scored on its own, so the results do not.
+2. :func:`score_groups` (one launch per width) sorts ``CAP // width`` lists per block at once:
+   each list is padded to ``width`` and sorted by a bitonic network in shared memory (all
+   lists of the block go through the same steps, so every thread has work). Then one thread
+   per list walks its ranking as the Numba kernel does: the running sum
+   :math:`\sum_{r < k} \bar g_r d_r` (a tie group's mean gain :math:`\bar g` with
+   ``ties="average"``: the group is contiguous in the sorted list, so no second pass is needed),
+   the ``ideal="local"`` gains, and the ideal of the list from its grade levels, counted while
+   the rows were loaded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from fastndcg._backends.codes import IDEAL_LOCAL, MAX_HISTOGRAM_LEVELS, TIE_AVERAGE
+from fastndcg._backends.cuda.common import (
+    CAP,
+    FIRST_WIDTH,
+    LONG,
+    MAX_GROUPS,
+    MODE_RANK,
+    SMALL,
+    THREADS,
+    gain,
+    key_before,
+    sort_key,
+)
+from fastndcg._backends.cuda.score import levels_total
+
+_NAN = np.nan
+_INF = np.inf
+_MAX_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
+_CLASSES = LONG + 1
+
+
+@cuda.jit
+def classify(offsets, counts, members):
+    """``members[c, :counts[c]]``: the queries of width class ``c`` (lists over ``SMALL`` rows).
+
+    ``counts`` (``LONG + 1`` zeros on entry) ends with the number of queries of each class.
+    """
+    local = cuda.shared.array(_CLASSES, np.int64)
+    start = cuda.shared.array(_CLASSES, np.int64)
+    tid = cuda.threadIdx.x
+    n_queries = offsets.size - 1
+    for first in range(cuda.blockIdx.x * THREADS, n_queries, cuda.gridDim.x * THREADS):
+        if tid < _CLASSES:
+            local[tid] = 0
+        cuda.syncthreads()
+        q = first + tid
+        c = -1
+        slot = 0
+        if q < n_queries:
+            n = offsets[q + 1] - offsets[q]
+            if n > CAP:
+                c = LONG
+            elif n > SMALL:
+                c = 0
+                width = FIRST_WIDTH
+                while width < n:
+                    width *= 2
+                    c += 1
+            if c >= 0:
+                slot = cuda.atomic.add(local, c, 1)
+        cuda.syncthreads()
+        if tid < _CLASSES and local[tid] > 0:
+            start[tid] = cuda.atomic.add(counts, tid, local[tid])
+        cuda.syncthreads()
+        if c >= 0:
+            members[c, start[c] + slot] = q
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _tie_group(k1, base, t, n, s, pos, grades, average, gain_mode, gain_table):
+    """``(stop, gain)``: the tie group starting at rank ``t`` ends before ``stop``; its gain.
+
+    With ``average`` the group is every rank holding the same score (contiguous once sorted) and
+    the gain their mean, summed in rank order (that is, row order); otherwise the group is rank
+    ``t`` alone.
+    """
+    stop = t + 1
+    if not average:
+        return stop, gain(grades[s + pos[base + t]], gain_mode, gain_table)
+    level = k1[base + t]
+    while stop < n and k1[base + stop] == level:
+        stop += 1
+    total = 0.0
+    for u in range(t, stop):
+        total += gain(grades[s + pos[base + u]], gain_mode, gain_table)
+    members = stop - t
+    return stop, (total / members if members > 1 else total)
+
+
+@cuda.jit
+def score_groups(
+    width,
+    lists,
+    offsets,
+    grades,
+    scores,
+    ranked,
+    tie_mode,
+    tie_key,
+    seed,
+    gain_mode,
+    gain_table,
+    discount,
+    discount_prefix,
+    cutoffs,
+    k_max,
+    whole,
+    ideal_mode,
+    counted_ideal,
+    n_levels,
+    level_order,
+    level_gain,
+    dcg,
+    idcg,
+    nonfinite,
+):
+    """DCG of the queries ``lists``, of at most ``width`` rows, ``CAP // width`` per block.
+
+    The grid strides over the blocks' sets of lists. Also IDCG for ``ideal="local"``, and from
+    the list's grade levels when ``counted_ideal``. A query holding a NaN score gets NaN; NaN
+    and infinite scores are counted in ``nonfinite[0]``.
+    """
+    k1 = cuda.shared.array(CAP, np.float64)
+    k2f = cuda.shared.array(CAP, np.float64)  # also the scratch of the local ideal
+    k2u = cuda.shared.array(CAP, np.uint64)
+    pos = cuda.shared.array(CAP, np.int32)  # a row's place in its list (padding: >= n)
+    hist = cuda.shared.array(MAX_GROUPS * MAX_HISTOGRAM_LEVELS, np.int32)
+    nan_in = cuda.shared.array(MAX_GROUPS, np.int32)
+    tid = cuda.threadIdx.x
+    groups = CAP // width
+    n_cut = cutoffs.size
+    average = tie_mode == TIE_AVERAGE and not ranked
+    for block in range(cuda.blockIdx.x, (lists.size + groups - 1) // groups, cuda.gridDim.x):
+        if counted_ideal:
+            for h in range(tid, groups * MAX_HISTOGRAM_LEVELS, THREADS):
+                hist[h] = 0
+        for grp in range(tid, groups, THREADS):
+            nan_in[grp] = 0
+        cuda.syncthreads()
+        bad = 0
+        for e in range(tid, CAP, THREADS):
+            grp = e // width
+            local = e - grp * width
+            member = block * groups + grp
+            s = 0
+            n = 0
+            if member < lists.size:
+                q = lists[member]
+                s = offsets[q]
+                n = offsets[q + 1] - s
+            pos[e] = local
+            if local < n:
+                a1 = 0.0
+                a2f = 0.0
+                a2u = np.uint64(0)
+                if not ranked:
+                    a1, a2f, a2u = sort_key(
+                        MODE_RANK,
+                        s + local,
+                        scores,
+                        grades,
+                        scores,
+                        tie_mode,
+                        tie_key,
+                        seed,
+                        gain_mode,
+                        gain_table,
+                    )
+                    if a1 - a1 != 0.0:
+                        bad += 1
+                        if a1 != a1:
+                            nan_in[grp] = 1
+                k1[e] = a1
+                k2f[e] = a2f
+                k2u[e] = a2u
+                if counted_ideal:
+                    level = grp * MAX_HISTOGRAM_LEVELS + np.int64(grades[s + local])
+                    cuda.atomic.add(hist, level, 1)
+            else:  # padding goes after every row
+                k1[e] = -_INF
+                k2f[e] = _INF
+                k2u[e] = _MAX_KEY
+        if bad > 0:
+            cuda.atomic.add(nonfinite, 0, bad)
+        cuda.syncthreads()
+        size = 2
+        while size <= width and not ranked:
+            stride = size // 2
+            while stride > 0:
+                for c in range(tid, CAP // 2, THREADS):
+                    i = 2 * stride * (c // stride) + c % stride
+                    j = i + stride
+                    j_first = key_before(
+                        k1[j], k2f[j], k2u[j], pos[j], k1[i], k2f[i], k2u[i], pos[i]
+                    )
+                    # each list ascends; within it, the halves of a bitonic merge alternate
+                    if ((i & size) == 0 or size == width) == j_first:
+                        k1[i], k1[j] = k1[j], k1[i]
+                        k2f[i], k2f[j] = k2f[j], k2f[i]
+                        k2u[i], k2u[j] = k2u[j], k2u[i]
+                        pos[i], pos[j] = pos[j], pos[i]
+                cuda.syncthreads()
+                stride //= 2
+            size *= 2
+        for grp in range(tid, groups, THREADS):
+            member = block * groups + grp
+            if member >= lists.size:
+                continue
+            q = lists[member]
+            s = offsets[q]
+            n = offsets[q + 1] - s
+            base = grp * width
+            if counted_ideal:
+                for j in range(n_cut):
+                    cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+                    idcg[j, q] = levels_total(
+                        hist,
+                        grp * MAX_HISTOGRAM_LEVELS,
+                        n_levels,
+                        level_order,
+                        level_gain,
+                        discount,
+                        discount_prefix,
+                        cut,
+                    )
+            if nan_in[grp] != 0:  # not ranked (the caller raises or reports it)
+                for j in range(n_cut):
+                    dcg[j, q] = _NAN
+                    if ideal_mode == IDEAL_LOCAL:
+                        idcg[j, q] = _NAN
+                continue
+            count = n if whole else min(k_max, n)
+            running = 0.0
+            t = 0
+            while t < count:
+                stop, g = _tie_group(k1, base, t, n, s, pos, grades, average, gain_mode, gain_table)
+                for u in range(t, min(stop, count)):
+                    running += g * discount[u]
+                    for j in range(n_cut):
+                        if (n if cutoffs[j] < 0 else min(cutoffs[j], n)) == u + 1:
+                            dcg[j, q] = running
+                t = stop
+            if ideal_mode != IDEAL_LOCAL:
+                continue
+            for j in range(n_cut):  # the top `cut` ranks' gains, sorted again into k2f
+                cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+                filled = 0
+                t = 0
+                while t < cut:
+                    stop, mean = _tie_group(
+                        k1, base, t, n, s, pos, grades, average, gain_mode, gain_table
+                    )
+                    for u in range(t, min(stop, cut)):
+                        g = mean
+                        if not (average and stop > cut):
+                            g = gain(grades[s + pos[base + u]], gain_mode, gain_table)
+                        p = filled
+                        filled += 1
+                        while p > 0 and k2f[base + p - 1] < g:
+                            k2f[base + p] = k2f[base + p - 1]
+                            p -= 1
+                        k2f[base + p] = g
+                    t = stop
+                total = 0.0
+                for u in range(cut):
+                    total += k2f[base + u] * discount[u]
+                idcg[j, q] = total
+        cuda.syncthreads()
+
+
+__all__ = ["classify", "score_groups"]

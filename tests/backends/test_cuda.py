@@ -271,9 +271,11 @@ def test_fractional_grades_and_float32_scores(data, k, ideal, tie, score_dtype):
 @pytest.mark.parametrize("tie", ["average", "stable", "pessimistic", "optimistic", "random"])
 @pytest.mark.parametrize("k", [1, 5, 20, None, [1, 3, 5, 10, 20, 100]])
 def test_long_lists_among_short_ones(tie, k):
-    """A list of 100 rows is 13 chunks and four merge levels under the simulator."""
+    """Every size class under the simulator: one thread per list (0-3 rows), two lists of 4 or
+    one of 8 sorted per block (4-8 rows), and chunks of 8 merged (a list of 100 rows is 13 chunks
+    and four merge levels)."""
     rng = np.random.default_rng(5)
-    lengths = np.array([1, 100, 2, 0, 9, 3, 37])
+    lengths = np.array([1, 100, 2, 0, 9, 3, 37, 4, 6, 8, 4, 5, 7, 4, 6, 4])
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     grades = rng.integers(0, 5, offsets[-1]).astype(np.int8)
@@ -281,6 +283,31 @@ def test_long_lists_among_short_ones(tie, k):
     kwargs = dict(offsets=offsets, k=k, ties=tie, seed=3 if tie == "random" else None)
     for ideal in ("recall", "local", "max"):
         assert_same(*both(grades, scores, ideal=ideal, **kwargs))
+
+
+@needs_cuda
+def test_classify_files_each_list_under_the_smallest_width_holding_it():
+    from numba import cuda
+
+    from fastndcg._backends.cuda import common, groups
+
+    lengths = np.array([0, 5, 1, 3, 4, 9, 2, 8, 7, 0, 30, 6, 4, 8] * 3)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    counts = cuda.to_device(np.zeros(common.LONG + 1, np.int64))
+    members = cuda.to_device(np.full((common.LONG + 1, lengths.size), -1, np.int64))
+    groups.classify[2, common.THREADS](cuda.to_device(offsets), counts, members)
+    counts, members = counts.copy_to_host(), members.copy_to_host()
+    widths = np.array(common.WIDTHS)
+    for c in range(common.LONG + 1):
+        if c == common.LONG:
+            expected = np.flatnonzero(lengths > common.CAP)
+        else:
+            low = common.SMALL if c == 0 else widths[c - 1]
+            expected = np.flatnonzero((lengths > low) & (lengths <= widths[c]))
+        assert counts[c] == expected.size
+        assert sorted(members[c, : counts[c]]) == list(expected)
+    assert counts.sum() == np.count_nonzero(lengths > common.SMALL)
 
 
 @needs_cuda

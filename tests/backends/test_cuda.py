@@ -2,9 +2,9 @@
 
 Without a GPU these run under numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1`` set before
 numba is imported; ``scripts/test.sh`` runs this file so, in its own pytest invocation), where
-the kernels' size classes are tiny (lists longer than 3 rows are sorted in chunks of 8), so
-that lists of a dozen rows take every path: one thread per list, one block per chunk, merge
-passes. Torch CUDA tensors and CuPy arrays cannot be made here: fake producers expose the CUDA
+the kernels' size classes are tiny (lists of 4 to 8 rows are sorted whole, two lists of 4 or one
+of 8 per block; longer ones in chunks of 8), so that lists of a dozen rows take every path: one
+thread per list, several lists per block, one block per chunk, merge passes. Torch CUDA tensors and CuPy arrays cannot be made here: fake producers expose the CUDA
 Array Interface and DLPack over host memory, which the simulator takes for device memory.
 
 The tests that need no kernel (the NumPy alias, the errors naming what is missing, the device

@@ -19,17 +19,20 @@ What runs where
   (per-query values are host arrays). Host arrays given with
   ``backend="cuda"`` are validated on the host and copied to the device once, by :meth:`score`.
 
-Scoring (kernels in ``score.py`` and ``sort.py``; sizes in ``common.py``)
--------------------------------------------------------------------------
-Queries fall in two size classes. Lists of at most ``SMALL`` rows (64) are scored one thread
-per list by the Numba kernel's serial algorithm. Longer lists are sorted: one block of
-``THREADS`` threads per chunk of ``CAP`` rows (1024) sorts the chunk in shared memory, and the
-runs of a list longer than a chunk are merged by passes over the whole grid (a list of ten
-million rows is 9,766 chunks on every multiprocessor at once, not one warp), keeping only the
-``count`` best (``k``, or the whole list); one block per list then sums the DCG by block
-reductions. The ideal of a long list counts its grade levels (one block per list) when grades
-are small integers, else sorts its gains the same way. Every sum has a fixed order (no
-floating-point atomics): the same input gives the same bits on every run.
+Scoring (kernels in ``score.py``, ``groups.py`` and ``sort.py``; sizes in ``common.py``)
+---------------------------------------------------------------------------------------
+Queries fall in three size classes. Lists of at most ``SMALL`` rows (64) are scored one thread
+per list by the Numba kernel's serial algorithm. Lists of at most ``CAP`` rows (1,024) are
+filed by width on the device (``groups.classify``; the host reads back a few counts) and sorted
+whole in shared memory, several lists of one width per block, by a bitonic network; one thread
+per list then walks its ranking as the serial kernel does (``groups.score_groups``). Longer
+lists are sorted in chunks: one block of ``THREADS`` threads per chunk of ``CAP`` rows, and the
+runs are merged by passes over the whole grid (a list of ten million rows is 9,766 chunks on
+every multiprocessor at once, not one warp), keeping only the ``count`` best (``k``, or the
+whole list); one block per list then sums the DCG by block reductions. The ideal of a list
+counts its grade levels when grades are small integers (while its rows are loaded, for lists of
+one chunk), else sorts its gains the same way. Every sum has a fixed order (no floating-point
+atomics): the same input gives the same bits on every run.
 
 Options the GPU cannot do itself: a callable gain or a gain dict with device grades computes
 the gains on the host (the grades are copied there and the gains back). Everything else runs

@@ -28,6 +28,11 @@ _EMPTY_F = readonly(np.empty(0, dtype=np.float64))
 _EMPTY_I = readonly(np.empty(0, dtype=np.int64))
 
 
+def _longest(offsets: np.ndarray) -> int:
+    """The length of the longest list (0 without lists)."""
+    return int(np.diff(offsets).max()) if offsets.size > 1 else 0
+
+
 def make_plan(
     layout: Layout,
     *,
@@ -77,10 +82,8 @@ def make_plan(
     finite = [c for c in cutoffs if c is not None]
     whole = len(finite) < len(cutoffs)
     k_max = max(finite) if finite else 0
-    lengths = np.diff(layout.offsets)
-    longest = int(lengths.max()) if lengths.size else 0
-    ideal_lengths = np.diff(ideal_offsets)
-    longest_ideal = int(ideal_lengths.max()) if ideal_lengths.size else 0
+    longest = _longest(layout.offsets)
+    longest_ideal = longest if ideal_offsets is layout.offsets else _longest(ideal_offsets)
     depth = max(longest, longest_ideal)
     ranks = depth if whole else min(k_max, depth)
     if ideal_mode == C.IDEAL_MAX:

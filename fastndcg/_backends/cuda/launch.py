@@ -358,7 +358,10 @@ class Launcher:
         groups.classify[_blocks(n_queries, common.THREADS), common.THREADS, stream](
             offsets, counts, members
         )
-        return counts.copy_to_host(stream=stream), members
+        counts_h = counts.copy_to_host(stream=stream)
+        if stream:
+            stream.synchronize()
+        return counts_h, members
 
     def _score_long(
         self,

@@ -47,3 +47,17 @@ FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba" "$@"
 # set before numba is imported and would otherwise change nothing for the CPU tests above
 echo "[test] pytest, CUDA backend in numba-cuda's simulator"
 NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py
+
+# the simulator runs kernels as Python and never type-checks them: compile every kernel for a
+# real GPU (sm_90) too, which needs NVVM and NVRTC (pip packages, no GPU). Where they cannot be
+# installed the step says so and is skipped; a kernel that does not compile fails the suite.
+if python -c "import numba_cuda" 2>/dev/null; then
+    echo "[test] CUDA kernels compiled for sm_90 (scripts/compile_cuda.py)"
+    rc=0
+    python scripts/compile_cuda.py --install || rc=$?
+    if [ "$rc" -eq 2 ]; then
+        echo "[test] the CUDA compiler cannot be installed here: kernels not compiled" >&2
+    elif [ "$rc" -ne 0 ]; then
+        exit "$rc"
+    fi
+fi

@@ -43,6 +43,7 @@ _NAN = np.nan
 _INF = np.inf
 _MAX_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _CLASSES = LONG + 1
+_HISTOGRAMS = MAX_GROUPS * MAX_HISTOGRAM_LEVELS  # a shape in device code must be a constant
 
 
 @cuda.jit
@@ -141,7 +142,7 @@ def score_groups(
     k2f = cuda.shared.array(CAP, np.float64)  # also the scratch of the local ideal
     k2u = cuda.shared.array(CAP, np.uint64)
     pos = cuda.shared.array(CAP, np.int32)  # a row's place in its list (padding: >= n)
-    hist = cuda.shared.array(MAX_GROUPS * MAX_HISTOGRAM_LEVELS, np.int32)
+    hist = cuda.shared.array(_HISTOGRAMS, np.int32)
     nan_in = cuda.shared.array(MAX_GROUPS, np.int32)
     tid = cuda.threadIdx.x
     groups = CAP // width

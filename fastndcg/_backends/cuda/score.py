@@ -49,6 +49,7 @@ from fastndcg._backends.cuda.common import (
 )
 
 _NAN = np.nan
+_PREFIX = SMALL + 1  # a shape must be a constant in device code, not an expression
 _SHORT_RUN = 64  # ranks of one grade level added term by term (longer: by prefix differences)
 
 
@@ -127,7 +128,7 @@ def dcg_small(
     buf = cuda.local.array(SMALL, np.int64)
     mean_gain = cuda.local.array(SMALL, np.float64)
     group_end = cuda.local.array(SMALL, np.int64)
-    prefix = cuda.local.array(SMALL + 1, np.float64)
+    prefix = cuda.local.array(_PREFIX, np.float64)
     vals = cuda.local.array(SMALL, np.float64)
     count = n if whole else min(k_max, n)
     average = tie_mode == TIE_AVERAGE and not ranked

@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -205,33 +206,62 @@ def _compile_all(cc: tuple[int, int]) -> int:
     launcher.flatten(np.asfortranarray(np.zeros((3, 4))).view(HostDeviceArray))
 
     failures = 0
-    memory: dict[str, tuple[int, int]] = {}
+    memory: dict[str, tuple[int, int, int, int]] = {}
     for (name, signature), dispatcher in sorted(seen.items(), key=lambda item: str(item[0])):
         try:
-            ptx, _ = cuda.compile_ptx(dispatcher.py_func, signature, cc=cc)
+            bounds = dispatcher.targetoptions.get("launch_bounds")
+            ptx, _ = cuda.compile_ptx(dispatcher.py_func, signature, cc=cc, launch_bounds=bounds)
         except Exception as exc:  # any compiler error is the finding
             failures += 1
             print(f"FAILED {name}{signature}:\n{exc}\n", file=sys.stderr)
             continue
-        memory[name] = max(
-            memory.get(name, (0, 0)), (_bytes(ptx, ".shared"), _bytes(ptx, ".local"))
-        )
+        found = _resources(ptx, cc)
+        if found:
+            memory[name] = max(memory.get(name, found), found)
     kernels = sorted({name for name, _ in seen})
     print(
         f"compiled {len(seen) - failures} of {len(seen)} signatures of {len(kernels)} kernels "
         f"for sm_{cc[0]}{cc[1]}: {', '.join(kernels)}"
     )
-    for name, (shared, local) in sorted(memory.items()):
+    if memory:
+        print("ptxas, per kernel (its most demanding signature):")
+    for name, (registers, shared, stack, spilled) in sorted(memory.items()):
         print(
-            f"  {name}: {shared:,} bytes of shared memory per block, {local:,} of local per thread"
+            f"  {name}: {registers} registers, {shared:,} bytes of shared memory, "
+            f"{stack:,} bytes of stack, {spilled:,} bytes of spill stores"
         )
     return 1 if failures else 0
 
 
-def _bytes(ptx: str, space: str) -> int:
-    """Bytes a PTX module declares in ``space`` (".shared" or ".local"), its largest signature."""
-    found = re.findall(rf"{re.escape(space)}\s+\.align\s+\d+\s+\.b8\s+\S+?\[(\d+)\]", ptx)
-    return sum(int(size) for size in found)
+def _resources(ptx: str, cc: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """``(registers, shared bytes, stack bytes, spill-store bytes)`` from ``ptxas -v``.
+
+    None where ptxas (shipped with ``nvidia-cuda-nvcc-cu12``) is not found.
+    """
+    ptxas = TOOLKIT / "nvidia" / "cuda_nvcc" / "bin" / "ptxas"
+    if not ptxas.exists():
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder, "kernel.ptx")
+        # the ptxas of nvidia-cuda-nvcc-cu12 reads PTX ISA up to 8.8, and numba-cuda built on
+        # CUDA 13 stamps 9.0 on the same instructions: the report only needs them assembled
+        source.write_text(re.sub(r"^\.version 9\.\d+", ".version 8.8", ptx, flags=re.M))
+        report = subprocess.run(
+            [str(ptxas), f"-arch=sm_{cc[0]}{cc[1]}", "-v", str(source), "-o", os.devnull],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stderr
+
+    def number(pattern: str) -> int:
+        return max((int(x) for x in re.findall(pattern, report)), default=0)
+
+    return (
+        number(r"Used (\d+) registers"),
+        number(r"(\d+) bytes smem"),
+        number(r"(\d+) bytes stack frame"),
+        number(r"(\d+) bytes spill stores"),
+    )
 
 
 if __name__ == "__main__":

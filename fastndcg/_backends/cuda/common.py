@@ -46,6 +46,17 @@ WIDTHS = tuple(FIRST_WIDTH << i for i in range((CAP // FIRST_WIDTH).bit_length()
 LONG = len(WIDTHS)  # the class of lists longer than CAP (classes 0 .. LONG - 1: WIDTHS)
 MAX_GROUPS = CAP // FIRST_WIDTH  # lists sorted together by one block, at most
 
+
+def resident(blocks: int) -> dict:
+    """``cuda.jit`` options asking for ``blocks`` blocks of ``THREADS`` threads per multiprocessor.
+
+    The compiler then caps the kernel's registers to fit (64 per thread for 4 blocks of 256),
+    spilling the rest, instead of letting one block fill the register file. The simulator takes
+    no launch bounds.
+    """
+    return {} if SIMULATED else {"launch_bounds": (THREADS, blocks)}
+
+
 # what a sort orders: query rows by score and tie rule, ideal rows by gain, or plain values
 MODE_RANK = 0
 MODE_GAIN = 1

@@ -35,6 +35,7 @@ from fastndcg._backends.cuda.common import (
     THREADS,
     gain,
     key_before,
+    resident,
     sort_key,
 )
 from fastndcg._backends.cuda.score import levels_total
@@ -105,7 +106,7 @@ def _tie_group(k1, base, t, n, s, pos, grades, average, gain_mode, gain_table):
     return stop, (total / members if members > 1 else total)
 
 
-@cuda.jit
+@cuda.jit(**resident(4))  # 156 registers uncapped: one block per multiprocessor
 def score_groups(
     width,
     lists,

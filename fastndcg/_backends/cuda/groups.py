@@ -145,28 +145,31 @@ def score_groups(
     pos = cuda.shared.array(CAP, np.int32)  # a row's place in its list (padding: >= n)
     hist = cuda.shared.array(_HISTOGRAMS, np.int32)
     nan_in = cuda.shared.array(MAX_GROUPS, np.int32)
+    list_query = cuda.shared.array(MAX_GROUPS, np.int64)  # -1: no list in this slot
+    list_start = cuda.shared.array(MAX_GROUPS, np.int64)
+    list_length = cuda.shared.array(MAX_GROUPS, np.int64)
     tid = cuda.threadIdx.x
     groups = CAP // width
     n_cut = cutoffs.size
     average = tie_mode == TIE_AVERAGE and not ranked
     for block in range(cuda.blockIdx.x, (lists.size + groups - 1) // groups, cuda.gridDim.x):
-        if counted_ideal:
-            for h in range(tid, groups * MAX_HISTOGRAM_LEVELS, THREADS):
+        if counted_ideal:  # one histogram of n_levels counts per list
+            for h in range(tid, groups * n_levels, THREADS):
                 hist[h] = 0
         for grp in range(tid, groups, THREADS):
             nan_in[grp] = 0
+            member = block * groups + grp
+            q = lists[member] if member < lists.size else -1
+            list_query[grp] = q
+            list_start[grp] = offsets[q] if q >= 0 else 0
+            list_length[grp] = offsets[q + 1] - offsets[q] if q >= 0 else 0
         cuda.syncthreads()
         bad = 0
         for e in range(tid, CAP, THREADS):
             grp = e // width
             local = e - grp * width
-            member = block * groups + grp
-            s = 0
-            n = 0
-            if member < lists.size:
-                q = lists[member]
-                s = offsets[q]
-                n = offsets[q + 1] - s
+            s = list_start[grp]
+            n = list_length[grp]
             pos[e] = local
             if local < n:
                 a1 = 0.0
@@ -193,7 +196,7 @@ def score_groups(
                 k2f[e] = a2f
                 k2u[e] = a2u
                 if counted_ideal:
-                    level = grp * MAX_HISTOGRAM_LEVELS + np.int64(grades[s + local])
+                    level = grp * n_levels + np.int64(grades[s + local])
                     cuda.atomic.add(hist, level, 1)
             else:  # padding goes after every row
                 k1[e] = -_INF
@@ -222,19 +225,18 @@ def score_groups(
                 stride //= 2
             size *= 2
         for grp in range(tid, groups, THREADS):
-            member = block * groups + grp
-            if member >= lists.size:
+            q = list_query[grp]
+            if q < 0:
                 continue
-            q = lists[member]
-            s = offsets[q]
-            n = offsets[q + 1] - s
+            s = list_start[grp]
+            n = list_length[grp]
             base = grp * width
             if counted_ideal:
                 for j in range(n_cut):
                     cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
                     idcg[j, q] = levels_total(
                         hist,
-                        grp * MAX_HISTOGRAM_LEVELS,
+                        grp * n_levels,
                         n_levels,
                         level_order,
                         level_gain,

@@ -102,6 +102,7 @@ class Plan:
     ideal_offsets: np.ndarray
     ideal_grades: np.ndarray
     max_gain: float
+    device_offsets: Any = None  # ``offsets`` in device memory, when given there (CUDA backend)
 
     @property
     def n_queries(self) -> int:

@@ -66,6 +66,16 @@ def _host(values: Any, backend: Backend) -> Any:
     return backend.to_host(values) if on_device(values) else values
 
 
+def _kernel_offsets(offsets: Any, backend: Backend) -> Any:
+    """Offsets given on the device, when the kernels can read them there (contiguous int64)."""
+    if not on_device(offsets):
+        return None
+    column = backend.device_column(offsets)
+    if column.dtype != np.int64 or column.ndim != 1 or not column.is_c_contiguous():
+        return None
+    return column
+
+
 def _column(values: Any, name: str, backend: Backend) -> Any:
     """A device column (host values are converted as on the host, then copied once)."""
     if values is not None and not on_device(values):
@@ -131,6 +141,7 @@ def device_layout(
     scores_d = None if scores is None else _column(scores, "scores", backend)
     where = input_row
     row_order = None
+    device_offsets = None
     if grades_d.ndim == 2:
         if qid is not None or offsets is not None:
             raise InputError(
@@ -189,6 +200,7 @@ def device_layout(
         if offsets is not None:
             offs = check_offsets(_host(offsets, backend), n, "offsets")
             query_ids = np.arange(offs.size - 1, dtype=np.int64)
+            device_offsets = _kernel_offsets(offsets, backend)
         elif qid is not None:
             offs, query_ids, row_order = group_rows(_host(qid, backend), n, "qid", backend)
         else:
@@ -215,4 +227,5 @@ def device_layout(
         row_order,
         scores_checked=False,
         where=where,
+        device_offsets=device_offsets,
     )

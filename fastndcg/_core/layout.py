@@ -64,6 +64,9 @@ class Layout:
         Words an input row for error messages.
     names : tuple of str
         How error messages name the grades and the scores (a table's column names).
+    device_offsets : device array or None
+        The same offsets in device memory, where they were given there as contiguous int64: the
+        CUDA backend reads them in place instead of copying ``offsets`` back.
     """
 
     offsets: np.ndarray
@@ -75,6 +78,7 @@ class Layout:
     scores_checked: bool = True
     where: Callable[[int], str] = input_row
     names: tuple[str, str] = ("grades", "scores")
+    device_offsets: Any = None
 
     @property
     def n_queries(self) -> int:

@@ -110,6 +110,7 @@ def make_plan(
     _check_sums_fit(largest, prefix[-1], ranks, gain)
 
     return Plan(
+        device_offsets=layout.device_offsets,
         offsets=layout.offsets,
         grades=readonly(grades),
         scores=layout.scores,

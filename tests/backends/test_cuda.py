@@ -372,6 +372,35 @@ def test_device_inputs_are_read_in_place_and_auto_picks_cuda(producer):
 
 
 @needs_cuda
+def test_device_offsets_of_int64_are_read_where_they_are():
+    """Contiguous int64 offsets on the device reach the kernels in place; others are copied."""
+    from numba import cuda
+
+    from fastndcg._core.definition import Definition
+    from fastndcg._core.layout import build_layout
+
+    offsets, grades, scores = _data(seed=9, n_queries=9)
+    backend = get_backend("cuda")
+    expected = fastndcg.ndcg(grades, scores, offsets=offsets, k=[2, None])
+    for given_offsets, in_place in (
+        (cuda.to_device(offsets), True),
+        (cuda.to_device(offsets.astype(np.int32)), False),
+        (offsets, False),
+    ):
+        layout = build_layout(
+            cuda.to_device(grades), cuda.to_device(scores), offsets=given_offsets, backend=backend
+        )
+        plan = Definition.create(backend="cuda", k=[2, None]).plan(layout)
+        assert (plan.device_offsets is given_offsets) == in_place
+        assert (plan.device_offsets is None) != in_place
+        np.testing.assert_array_equal(plan.offsets, offsets)
+        result = fastndcg.ndcg(
+            cuda.to_device(grades), cuda.to_device(scores), offsets=given_offsets, k=[2, None]
+        )
+        assert_same(result, expected)
+
+
+@needs_cuda
 def test_dlpack_tensors_are_released():
     released = []
     owner = np.arange(5, dtype=np.float32)

@@ -178,7 +178,7 @@ class Launcher:
         ranked = plan.scores is None
         grades = dev(plan.grades)
         scores = dev(np.zeros(1) if ranked else plan.scores)
-        offsets = dev(plan.offsets)
+        offsets = dev(plan.offsets) if plan.device_offsets is None else plan.device_offsets
         same_lists = plan.ideal_offsets is plan.offsets
         ideal_offsets = offsets if same_lists else dev(plan.ideal_offsets)
         same_grades = _same(plan.ideal_grades, plan.grades)

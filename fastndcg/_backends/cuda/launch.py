@@ -299,7 +299,7 @@ class Launcher:
                         cutoffs,
                         idcg,
                     )
-        elif from_lists and ideal_counts.sum():  # gains sorted
+        elif from_lists and sum(ideal_counts):  # gains sorted
             ideal_big = np.sort(
                 np.concatenate(
                     [
@@ -348,7 +348,7 @@ class Launcher:
             stream.synchronize()
         return dcg_h.T, idcg_h.T, bad
 
-    def _classify(self, offsets: Any, n_queries: int, stream: Any) -> tuple[np.ndarray, Any]:
+    def _classify(self, offsets: Any, n_queries: int, stream: Any) -> tuple[list[int], Any]:
         """The lists over ``SMALL`` rows by width class: host counts, device member rows.
 
         Waits for the counts (a few numbers): the launches that follow are sized by them.
@@ -361,7 +361,7 @@ class Launcher:
         counts_h = counts.copy_to_host(stream=stream)
         if stream:
             stream.synchronize()
-        return counts_h, members
+        return [int(count) for count in counts_h], members
 
     def _score_long(
         self,

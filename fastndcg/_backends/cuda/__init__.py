@@ -14,10 +14,11 @@ What runs where
 - **On the host** (the Numba backend, else the NumPy one): everything that reads host data or
   Python objects: scans of host columns, the runs of query ids (a device ``qid`` is copied to
   the host and grouped there; grades and scores stay on the device and are gathered there when
-  rows move; device offsets are copied for planning, and int64 ones are read in place), the TREC join and its document ids, the options and the plan, and the aggregation
-  of the per-query DCG and IDCG (as for every backend), and the resampling of comparisons
-  (per-query values are host arrays). Host arrays given with
-  ``backend="cuda"`` are validated on the host and copied to the device once, by :meth:`score`.
+  rows move; device offsets are copied for planning, and int64 ones are read in place), the
+  TREC join and its document ids, the options and the plan, the aggregation of the per-query
+  DCG and IDCG (as for every backend), and the resampling of comparisons (per-query values are
+  host arrays). Host arrays given with ``backend="cuda"`` are validated on the host and copied
+  to the device once, by :meth:`score`.
 
 Scoring (kernels in ``score.py``, ``groups.py`` and ``sort.py``; sizes in ``common.py``)
 ---------------------------------------------------------------------------------------

@@ -34,11 +34,11 @@ from fastndcg._backends.cuda.common import (
     SMALL,
     THREADS,
     gain,
-    key_before,
     resident,
     sort_key,
 )
 from fastndcg._backends.cuda.score import levels_total
+from fastndcg._backends.cuda.sort import sort_in_shared
 
 _NAN = np.nan
 _INF = np.inf
@@ -205,25 +205,8 @@ def score_groups(
         if bad > 0:
             cuda.atomic.add(nonfinite, 0, bad)
         cuda.syncthreads()
-        size = 2
-        while size <= width and not ranked:
-            stride = size // 2
-            while stride > 0:
-                for c in range(tid, CAP // 2, THREADS):
-                    i = 2 * stride * (c // stride) + c % stride
-                    j = i + stride
-                    j_first = key_before(
-                        k1[j], k2f[j], k2u[j], pos[j], k1[i], k2f[i], k2u[i], pos[i]
-                    )
-                    # each list ascends; within it, the halves of a bitonic merge alternate
-                    if ((i & size) == 0 or size == width) == j_first:
-                        k1[i], k1[j] = k1[j], k1[i]
-                        k2f[i], k2f[j] = k2f[j], k2f[i]
-                        k2u[i], k2u[j] = k2u[j], k2u[i]
-                        pos[i], pos[j] = pos[j], pos[i]
-                cuda.syncthreads()
-                stride //= 2
-            size *= 2
+        if not ranked:
+            sort_in_shared(k1, k2f, k2u, pos, CAP, width, tid)
         for grp in range(tid, groups, THREADS):
             q = list_query[grp]
             if q < 0:

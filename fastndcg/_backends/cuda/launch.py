@@ -199,15 +199,10 @@ class Launcher:
         score.fill[grid2, (4, 64), stream](idcg, 0.0)
         nonfinite = cuda.to_device(np.zeros(1, np.int64), stream=stream)
         per_list = -(-n_queries // common.SMALL_THREADS)
+        # what both ranking kernels take first: the lists, the rules, the discounts and cutoffs
+        ranking = (offsets, grades, scores, ranked, *rules, discount, discount_prefix, cutoffs)
         score.dcg_small[per_list, common.SMALL_THREADS, stream](
-            offsets,
-            grades,
-            scores,
-            ranked,
-            *rules,
-            discount,
-            discount_prefix,
-            cutoffs,
+            *ranking,
             k_max,
             whole,
             plan.ideal_mode,
@@ -245,14 +240,7 @@ class Launcher:
                 groups.score_groups[grid, common.THREADS, stream](
                     width,
                     members[c, : counts[c]],
-                    offsets,
-                    grades,
-                    scores,
-                    ranked,
-                    *rules,
-                    discount,
-                    discount_prefix,
-                    cutoffs,
+                    *ranking,
                     k_max,
                     whole,
                     plan.ideal_mode,

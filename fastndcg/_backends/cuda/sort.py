@@ -39,6 +39,33 @@ _MAX_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _PAD_ROW = np.int64(1) << np.int64(62)
 
 
+@cuda.jit(device=True)
+def sort_in_shared(k1, k2f, k2u, rows, items, width, tid):
+    """Sort each run of ``width`` entries of the first ``items`` of the shared key arrays.
+
+    Every run ends in :func:`common.key_before` order (``rows`` breaks ties), by a bitonic
+    network of ``log2(width) * (log2(width) + 1) / 2`` steps of ``items / 2`` compare-exchanges.
+    ``items`` and ``width`` are powers of two; every thread of the block must call it.
+    """
+    size = 2
+    while size <= width:
+        stride = size // 2
+        while stride > 0:
+            for c in range(tid, items // 2, THREADS):
+                i = 2 * stride * (c // stride) + c % stride
+                j = i + stride
+                j_first = key_before(k1[j], k2f[j], k2u[j], rows[j], k1[i], k2f[i], k2u[i], rows[i])
+                # each run ascends; within it, the halves of a bitonic merge alternate
+                if ((i & size) == 0 or size == width) == j_first:
+                    k1[i], k1[j] = k1[j], k1[i]
+                    k2f[i], k2f[j] = k2f[j], k2f[i]
+                    k2u[i], k2u[j] = k2u[j], k2u[i]
+                    rows[i], rows[j] = rows[j], rows[i]
+            cuda.syncthreads()
+            stride //= 2
+        size *= 2
+
+
 @cuda.jit
 def sort_chunks(
     mode,
@@ -115,24 +142,7 @@ def sort_chunks(
         if nan > 0:
             seg_bad[seg] = 1
         cuda.syncthreads()
-        size = 2
-        while size <= width:
-            stride = size // 2
-            while stride > 0:
-                for c in range(tid, width // 2, THREADS):
-                    i = 2 * stride * (c // stride) + c % stride
-                    j = i + stride
-                    j_first = key_before(
-                        k1[j], k2f[j], k2u[j], rows[j], k1[i], k2f[i], k2u[i], rows[i]
-                    )
-                    if ((i & size) == 0) == j_first:
-                        k1[i], k1[j] = k1[j], k1[i]
-                        k2f[i], k2f[j] = k2f[j], k2f[i]
-                        k2u[i], k2u[j] = k2u[j], k2u[i]
-                        rows[i], rows[j] = rows[j], rows[i]
-                cuda.syncthreads()
-                stride //= 2
-            size *= 2
+        sort_in_shared(k1, k2f, k2u, rows, width, width, tid)
         keep = min(seg_keep[seg], length)
         target = seg_base[seg] + chunk_number[block] * seg_keep[seg]
         for e in range(tid, keep, THREADS):
@@ -236,4 +246,4 @@ def merge_level(
         t += step
 
 
-__all__ = ["merge_level", "row_before", "sort_chunks"]
+__all__ = ["merge_level", "row_before", "sort_chunks", "sort_in_shared"]

@@ -9,7 +9,6 @@ import numpy as np
 
 from fastndcg._core.aggregate import query_weights
 from fastndcg._core.definition import Definition
-from fastndcg._core.device import on_device
 from fastndcg._core.layout import build_layout
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
@@ -162,12 +161,12 @@ def ndcg(
     )
     definition = definition.for_inputs(grades, scores)
     definition.check_ideal_inputs(ideal_grades, ideal_qid, ideal_offsets)
-    if on_device(weights):  # weights are applied on the host, with the aggregate
-        weights = definition.backend.to_host(weights)
     with definition.threads():
         layout = build_layout(
             grades, scores, qid=qid, offsets=offsets, mask=mask, backend=definition.backend
         )
+        if weights is not None:  # applied on the host, with the aggregate
+            weights = layout.columns.host(weights)
         query_weights(weights, layout.n_queries)
         dcg, idcg = definition.score(
             layout, ideal_grades=ideal_grades, ideal_qid=ideal_qid, ideal_offsets=ideal_offsets

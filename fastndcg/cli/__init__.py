@@ -177,12 +177,16 @@ def _note_trec_eval(args: argparse.Namespace, given: set[str]) -> None:
 
 def _announce_a_compile(args: argparse.Namespace) -> None:
     """On a terminal, say in one line that the first call compiles the kernels."""
-    if not sys.stderr.isatty() or args.backend == "numpy":
+    if not sys.stderr.isatty():
         return
-    from fastndcg._backends import get_backend
+    from fastndcg._backends import resolve_backend
+    from fastndcg._contract import CompiledBackend
 
-    backend = get_backend("numba")
-    if backend is not None and not backend.scoring_kernel_cached():
+    try:
+        backend = resolve_backend(args.backend)
+    except (ValueError, ImportError):  # the command itself reports it
+        return
+    if isinstance(backend, CompiledBackend) and not backend.compiled():
         print(
             "fastndcg: compiling the kernels on first use (once, about 15 s; `fastndcg warmup` "
             "does it ahead of time)",

@@ -29,7 +29,7 @@ from strategies import cutoffs, discount_option, discounts, gain_option, gains, 
 import fastndcg
 from fastndcg import _backends
 from fastndcg._backends import get_backend, register_backend
-from fastndcg._backends.abi import on_cuda_device
+from fastndcg._backends.cuda.memory import on_cuda_device
 from fastndcg._backends.cuda import (
     MISSING_DEVICE,
     MISSING_DRIVER,
@@ -411,9 +411,9 @@ def test_dlpack_tensors_are_released():
             released.append(False)
             return capsule
 
-    backend = get_backend("cuda")
-    column = backend.device_column(Counted(owner))
-    np.testing.assert_array_equal(backend.to_host(column), owner)
+    columns = get_backend("cuda").columns()
+    column = columns.array(Counted(owner), "grades")
+    np.testing.assert_array_equal(columns.host(column), owner)
     assert len(released) == 1
 
 

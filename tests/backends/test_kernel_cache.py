@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastndcg._backends import codes as C
+from fastndcg._contract import codes as C
 
 pytestmark = pytest.mark.numba
 
@@ -26,7 +26,7 @@ def test_compiled_codes_match_the_source():
         C.IDEAL_MAX,
     )
     assert compiled_codes() == expected, (
-        "the Numba cache was compiled with other values of fastndcg._backends.codes: delete "
+        "the Numba cache was compiled with other values of fastndcg._contract.codes: delete "
         "fastndcg/_backends/numba/__pycache__/*.nbi and *.nbc"
     )
 

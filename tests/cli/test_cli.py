@@ -873,7 +873,7 @@ def test_the_first_compile_announces_itself_on_a_terminal(monkeypatch, capsys):
     if backend is None:
         pytest.skip("numba is not available in this run")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    monkeypatch.setattr(type(backend), "scoring_kernel_cached", lambda self: False)
+    monkeypatch.setattr(type(backend), "compiled", lambda self: False)
     args = command.build_parser().parse_args(["score", str(PREDICTIONS)])
     command._announce_a_compile(args)
     err = capsys.readouterr().err

@@ -159,6 +159,13 @@ def _load(module: str, cls: str) -> Callable[[], Backend]:
     return load
 
 
+def _load_cuda() -> Backend:
+    from fastndcg._backends.cuda import CudaBackend
+
+    # the host side of the CUDA backend: Numba, else NumPy
+    return CudaBackend(host=get_backend("numba") or get_backend("numpy"))
+
+
 def _on_cuda_device(values: Any) -> bool:
     # imported on the first device check, not at import fastndcg (it imports no numba-cuda)
     from fastndcg._backends.cuda.memory import on_cuda_device
@@ -175,7 +182,7 @@ register_backend("numpy", _load("fastndcg._backends.numpy", "NumpyBackend"), mis
 # never picked by "auto" for host inputs; inputs in CUDA device memory pick it
 register_backend(
     "cuda",
-    _load("fastndcg._backends.cuda", "CudaBackend"),
+    _load_cuda,
     automatic=False,
     missing="numba-cuda, which cannot be imported here; install it (pip install 'fastndcg[cuda]')",
     holds=_on_cuda_device,

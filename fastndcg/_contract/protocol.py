@@ -8,7 +8,7 @@ capabilities, each a runtime-checkable protocol the core tests with ``isinstance
 - :class:`ListScoringBackend`: it scores one list at a time with little per-call work (the fast
   path of :class:`fastndcg.Scorer`);
 - :class:`CompiledBackend`: its kernels are compiled on first use, into a cache that
-  ``fastndcg warmup`` fills ahead.
+  ``fastndcg warmup`` fills ahead (by calling the entry points with the backend).
 
 All arrays are NumPy arrays on the host, but the grades and scores of a layout whose
 ``columns`` belong to a device backend.
@@ -265,10 +265,6 @@ class CompiledBackend(Protocol):
 
     def compiled(self) -> bool:
         """Whether the scoring kernel is compiled here or in the cache (no compile ahead)."""
-        ...
-
-    def warm_up(self, compare: bool) -> None:
-        """Compile (or load) every kernel the entry points use; ``compare``: resampling too."""
         ...
 
     def cache_dir(self) -> str:

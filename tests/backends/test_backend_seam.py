@@ -20,7 +20,7 @@ from fastndcg import _backends
 from fastndcg import cli as command
 from fastndcg._backends import get_backend, register_backend
 from fastndcg._backends.numpy import NumpyBackend
-from fastndcg._contract import Backend
+from fastndcg._contract import Backend, CompiledBackend, DeviceBackend, ListScoringBackend
 
 OPERATIONS = [
     name
@@ -36,6 +36,19 @@ def test_every_backend_has_every_operation(name):
     for operation in OPERATIONS:
         assert callable(getattr(backend, operation, None)), (name, operation)
     assert isinstance(backend.checks_scores, bool)
+
+
+def test_backends_declare_their_capabilities():
+    capabilities = (DeviceBackend, ListScoringBackend, CompiledBackend)
+    declared = {
+        name: {c.__name__ for c in capabilities if isinstance(get_backend(name), c)}
+        for name in BACKENDS
+    }
+    assert declared["numpy"] == set()
+    if "numba" in declared:
+        assert declared["numba"] == {"ListScoringBackend", "CompiledBackend"}
+    if "cuda" in declared:
+        assert declared["cuda"] == {"DeviceBackend"}
 
 
 def test_the_seam_lists_the_operations_the_package_uses():

@@ -115,23 +115,17 @@ class CudaBackend:
     checks_scores = True
     holds = staticmethod(on_cuda_device)
 
-    def __init__(self) -> None:
+    def __init__(self, host: Any) -> None:
         self._cuda = import_cuda()
         from fastndcg._backends.cuda import launch
 
         self._launch = launch.Launcher(self._cuda)
+        self.host = host  # the backend of the operations that run on the host: Numba, else NumPy
 
     @property
     def simulated(self) -> bool:
         """Whether kernels run in numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
         return bool(self._cuda.config.ENABLE_CUDASIM)
-
-    @property
-    def host(self) -> Any:
-        """The backend of the operations that run on the host: Numba, else NumPy."""
-        from fastndcg._backends import get_backend
-
-        return get_backend("numba") or get_backend("numpy")
 
     def device_name(self) -> str:
         """The name of the current device ("simulator" under the simulator)."""

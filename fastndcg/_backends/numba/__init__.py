@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -29,6 +31,7 @@ _RUN_DTYPES = tuple(
     np.dtype(t) for t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")
 )
 _NO_ORDER = np.zeros(0, dtype=np.int64)  # rows already grouped by query
+COMPILE_REPORT_S = 1.0  # a first call compiling longer than this says so
 
 
 def _import_kernels() -> tuple[Any, Any, Any, Any]:
@@ -138,7 +141,28 @@ class NumbaBackend:
     # -- scoring -----------------------------------------------------------------------------
 
     def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
-        """DCG and IDCG of ``plan`` (see :class:`fastndcg._backends.Backend`)."""
+        """DCG and IDCG of ``plan`` (see :class:`fastndcg._contract.Backend`)."""
+        if self.kernels.score_queries.overloads:
+            return self._score(plan)
+        with self._reporting_a_compile():  # the first call of this process
+            return self._score(plan)
+
+    @contextlib.contextmanager
+    def _reporting_a_compile(self) -> Iterator[None]:
+        """Log once (logger ``fastndcg``, INFO) a first call that compiled for over a second."""
+        cached = self.compiled()
+        start = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - start
+        if not cached and seconds > COMPILE_REPORT_S:
+            logging.getLogger("fastndcg").info(
+                "compiled the Numba scoring kernel in %.1f s, once: later calls and processes "
+                "load it from the cache in %s (`fastndcg warmup` compiles it ahead)",
+                seconds,
+                self.cache_dir(),
+            )
+
+    def _score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
         kernel = self.kernels.score_queries
         threads = self.thread_count()
         rows = plan.offsets[-1]

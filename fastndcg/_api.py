@@ -9,7 +9,6 @@ import numpy as np
 
 from fastndcg._core.aggregate import query_weights
 from fastndcg._core.definition import Definition
-from fastndcg._core.device import on_device
 from fastndcg._core.layout import build_layout
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
@@ -117,11 +116,14 @@ def ndcg(
         Non-negative weight per query for the aggregate (default 1), in result order: the
         order of ``query_ids`` (first appearance of each ``qid``; rows of 2-D input; queries
         of ``offsets``).
-    backend : {"auto", "numba", "numpy", "cuda"}, default="auto"
-        ``"auto"`` uses numba when importable unless ``FASTNDCG_BACKEND`` says otherwise, and
-        ``"cuda"`` for grades or scores in GPU memory. ``"cuda"`` computes on an NVIDIA GPU
-        with numba-cuda (``pip install 'fastndcg[cuda]'``): host arrays are copied to the
-        device once; results come back as on the CPU (see :mod:`fastndcg._backends.cuda`).
+    backend : str, default="auto"
+        ``"auto"`` or a registered backend's name (:func:`fastndcg.available_backends` lists
+        those that run here). The built-in ones: ``"numba"`` (parallel kernels), ``"numpy"``
+        (their vectorised twin) and ``"cuda"`` (an NVIDIA GPU, with numba-cuda: ``pip install
+        'fastndcg[cuda]'``; host arrays are copied to the device once, results come back as
+        on the CPU). ``"auto"`` uses numba when importable unless ``FASTNDCG_BACKEND`` says
+        otherwise, and the backend whose memory holds the grades or scores (cuda for GPU
+        memory).
     n_threads : int, optional
         Numba threads for this call (restored afterwards); default: numba's current setting.
     score_dtype : {"float64", "float32"}, default="float64"
@@ -162,12 +164,12 @@ def ndcg(
     )
     definition = definition.for_inputs(grades, scores)
     definition.check_ideal_inputs(ideal_grades, ideal_qid, ideal_offsets)
-    if on_device(weights):  # weights are applied on the host, with the aggregate
-        weights = definition.backend.to_host(weights)
     with definition.threads():
         layout = build_layout(
             grades, scores, qid=qid, offsets=offsets, mask=mask, backend=definition.backend
         )
+        if weights is not None:  # applied on the host, with the aggregate
+            weights = layout.columns.host(weights)
         query_weights(weights, layout.n_queries)
         dcg, idcg = definition.score(
             layout, ideal_grades=ideal_grades, ideal_qid=ideal_qid, ideal_offsets=ideal_offsets

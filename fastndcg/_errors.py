@@ -28,6 +28,7 @@ flags (``-k all``, ``--zero-idcg skip``), from the option table.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -174,6 +175,49 @@ class ColumnNotFoundError(InputError, KeyError):
 
     def __str__(self) -> str:
         return KeyError.__str__(self)
+
+
+# -- errors about one value of a column, raised alike wherever the column lives ------------------
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds; others unchanged."""
+    return value.item() if hasattr(value, "item") and hasattr(value, "dtype") else value
+
+
+def nonfinite_error(name: str, value: Any, where: str) -> InputError:
+    """The InputError (to raise) for the NaN or infinite ``value`` of ``name`` at ``where``."""
+    nan = math.isnan(value)
+    return InputError(
+        f"{name} has {'a NaN' if nan else 'an infinite'} value at {where}",
+        value=_plain(value),
+        where=where,
+        fix=f"{name} must be finite: drop or fill those rows first"
+        f"{' (a null or missing value reads as NaN)' if nan else ''}",
+    )
+
+
+def inexact_error(
+    name: str, value: Any, where: str, beyond: str, use: str, ties: bool
+) -> InputError:
+    """The InputError (to raise) for a ``value`` of ``name`` that float64 rounds."""
+    return InputError(
+        f"{name} has {value!s} at {where}, {beyond}: float64 (the precision {use}) "
+        f"rounds it{' and neighbours can tie' if ties else ''}",
+        value=_plain(value),
+        where=where,
+        fix=f"rescale them, or convert {name} to float64 to accept the rounding",
+    )
+
+
+def not_numeric_error(name: str, dtype: Any) -> InputTypeError:
+    """The InputTypeError (to raise) for a column ``name`` of non-numeric ``dtype``."""
+    return InputTypeError(
+        f"{name} must be numeric (bool, int or float); got dtype {dtype}",
+        value=dtype,
+        fix=f"Convert it first, e.g. {name}.astype(float)",
+        joiner=". ",
+    )
 
 
 __all__ = [

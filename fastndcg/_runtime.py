@@ -1,4 +1,9 @@
-"""Runtime facts and compile warm-up: what ``fastndcg info`` and ``fastndcg warmup`` report."""
+"""Runtime facts and compile warm-up: what ``fastndcg info`` and ``fastndcg warmup`` report.
+
+Both ask every backend that runs here through the contract: a
+:class:`~fastndcg._contract.CompiledBackend` (the Numba one) is warmed up by calling the entry
+points with it, and reports its own facts.
+"""
 
 from __future__ import annotations
 
@@ -13,16 +18,23 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import Backend, available_backends, get_backend, resolve_backend
+from fastndcg._backends import available_backends, get_backend, resolve_backend
 from fastndcg._backends.tuning import PARALLEL_MIN_ROWS
+from fastndcg._contract import Backend, CompiledBackend
 
 # Compiles the scoring kernel, the one signature that takes most of a cold compile (about 60%):
 # two rows, so no other kernel runs (short columns are checked by NumPy).
 _COMPILE_SCORING = (
     "import numpy as np, fastndcg; "
-    "fastndcg.ndcg(np.array([1, 0]), np.array([0.5, 0.1]), k=1, backend='numba')"
+    "fastndcg.ndcg(np.array([1, 0]), np.array([0.5, 0.1]), k=1, backend={name!r})"
 )
 _HELPER_TIMEOUT_S = 600
+
+
+def compiled_backends() -> list[Any]:
+    """The backends that run here and compile their kernels on first use (best first)."""
+    backends = (get_backend(name) for name in available_backends())
+    return [backend for backend in backends if isinstance(backend, CompiledBackend)]
 
 
 def warmup(*, compare: bool = False) -> float:
@@ -32,27 +44,33 @@ def warmup(*, compare: bool = False) -> float:
     later processes sharing the cache directory, only load them. Call it once before forking
     workers or timing anything. Without numba it returns at once. ``compare=True`` also
     compiles the resampling kernels of :func:`fastndcg.compare` (about 10-20 s more on an
-    empty cache; ``fastndcg warmup --compare``).
+    empty cache; ``fastndcg warmup --compare``). Every backend that compiles its kernels into a
+    cache (:class:`~fastndcg._contract.CompiledBackend`) is warmed up.
 
     On an empty cache a helper process compiles the scoring kernel into the cache while this
     one compiles the rest (the input checks, the TREC join, and the resampling with
     ``compare=True``), so two cores share the work; where no helper can start (or it fails)
     this process compiles everything itself.
     """
+    start = time.perf_counter()
+    for backend in compiled_backends():
+        _warm_up(backend, compare)
+    return time.perf_counter() - start
+
+
+def _warm_up(backend: Any, compare: bool) -> None:
+    """Compile one backend's kernels by calling the entry points with it."""
     import pyarrow as pa
 
     from fastndcg._api import ndcg
     from fastndcg._tables import ndcg_table
     from fastndcg.trec import ndcg_run
 
-    start = time.perf_counter()
-    backend = get_backend("numba")
-    if backend is None:
-        return 0.0
-    helper = None if backend.scoring_kernel_cached() else _compile_scoring_aside()
+    name = backend.name
+    helper = None if backend.compiled() else _compile_scoring_aside(name)
     try:  # meanwhile compile the rest here (the calls below then load it)
         _compile_checks(backend, PARALLEL_MIN_ROWS)
-        _compile_trec()
+        _compile_trec(name)
         if compare:
             _compile_resampling(backend)
     finally:
@@ -67,20 +85,19 @@ def warmup(*, compare: bool = False) -> float:
             np.arange(rows) // 3.0,
             (np.arange(rows) // 3).astype(np.int32),
         ):
-            ndcg(grades, scores, qid=qid, k=[1, None], backend="numba")
+            ndcg(grades, scores, qid=qid, k=[1, None], backend=name)
             # Arrow columns arrive read-only, another array type to Numba: tables, Parquet,
             # streaming and the Dask and Spark tasks (which hand over float64 grades and scores)
             for grade_column in (grades, grades.astype(float)):
                 table = pa.table({"qid": qid, "grade": grade_column, "score": scores})
-                ndcg_table(table, k=[1, None], backend="numba")
-        ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend="numba")
+                ndcg_table(table, k=[1, None], backend=name)
+        ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend=name)
         # compact columns, as Parquet files often hold them
         compact = {"grade": grades.astype(np.int8), "score": scores.astype(np.float32)}
-        ndcg_table(pa.table({"qid": qid, **compact}), k=[1, None], backend="numba")
+        ndcg_table(pa.table({"qid": qid, **compact}), k=[1, None], backend=name)
     judgments, run = _trec_tables()
     for options in _TREC_CASES:
-        ndcg_run(judgments, run, backend="numba", **options)
-    return time.perf_counter() - start
+        ndcg_run(judgments, run, backend=name, **options)
 
 
 def _trec_tables() -> tuple[Any, Any]:
@@ -96,7 +113,7 @@ def _trec_tables() -> tuple[Any, Any]:
 _TREC_CASES = ({"ties": "average"}, {"ties": "docid_desc"}, {"ties": "docid_desc", "max_docs": 1})
 
 
-def _compile_trec() -> None:
+def _compile_trec(name: str) -> None:
     """Compile the join of a TREC run with its judgments, without the scoring.
 
     Document ids, the tie order by document id and the ``-M`` cut, through
@@ -106,7 +123,7 @@ def _compile_trec() -> None:
 
     judgments, run = _trec_tables()
     for options in _TREC_CASES:
-        prepare_run(judgments, run, backend="numba", **options)
+        prepare_run(judgments, run, backend=name, **options)
 
 
 def _compile_resampling(backend: Any) -> None:
@@ -116,7 +133,7 @@ def _compile_resampling(backend: Any) -> None:
     count 0: the top-up draws do the rest) and an empty one (direct draws only) take both paths
     of the bootstrap.
     """
-    from fastndcg._backends.codes import POISSON_WIDTH
+    from fastndcg._contract.codes import POISSON_WIDTH
 
     diffs = np.linspace(-1.0, 1.0, 2 * 1100).reshape(2, 1100)
     backend.signflip_sums(diffs, 1, False, 64)
@@ -126,8 +143,10 @@ def _compile_resampling(backend: Any) -> None:
         backend.bootstrap_sums(diffs, 1, thresholds, 64)
 
 
-def _compile_scoring_aside() -> subprocess.Popen | None:
-    """Start a process that compiles the scoring kernel into the cache; None where none can.
+def _compile_scoring_aside(name: str) -> subprocess.Popen | None:
+    """Start a process that compiles backend ``name``'s scoring kernel into its cache.
+
+    None where no process can start.
 
     The helper runs isolated (``python -I``: no current directory, no ``PYTHON*`` variables
     on its path) with this process's own import path, so a ``numpy.py`` in the current
@@ -141,7 +160,7 @@ def _compile_scoring_aside() -> subprocess.Popen | None:
     path = [package_parent] + [
         p for p in sys.path if p and os.path.isabs(p) and p not in (cwd, package_parent)
     ]
-    code = f"import sys; sys.path[:] = {path!r}; {_COMPILE_SCORING}"
+    code = f"import sys; sys.path[:] = {path!r}; {_COMPILE_SCORING.format(name=name)}"
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-c", code],
@@ -197,18 +216,10 @@ def _compile_checks(backend: Backend, rows: int) -> None:
     backend.stray_whitespace(data, ord(" "), ord("\t"))
 
 
-def cache_dir() -> str:
-    """Where Numba keeps the compiled kernels: the directory this process really uses.
-
-    Without numba: ``NUMBA_CACHE_DIR`` if set, else beside the package (where Numba would).
-    """
-    backend = get_backend("numba")
-    if backend is not None:
-        return backend.cache_dir()
-    configured = os.environ.get("NUMBA_CACHE_DIR")
-    if configured:
-        return configured
-    return str(Path(__file__).resolve().parent / "_backends" / "numba" / "__pycache__")
+def cache_dir() -> str | None:
+    """Where the compiled kernels are cached (the first compiled backend's); None without one."""
+    backends = compiled_backends()
+    return backends[0].cache_dir() if backends else None
 
 
 def info() -> dict[str, Any]:
@@ -225,19 +236,11 @@ def info() -> dict[str, Any]:
         "backends": ", ".join(available_backends()),
         "default backend": resolve_backend("auto").name,
     }
-    if get_backend("numba") is not None:
-        import numba
-
-        warmup()
-        facts.update(
-            {
-                "numba": numba.__version__,
-                "threading layer": numba.threading_layer(),
-                "threads": numba.get_num_threads(),
-                "max threads (NUMBA_NUM_THREADS)": numba.config.NUMBA_NUM_THREADS,
-                "cache dir": cache_dir(),
-            }
-        )
+    backends = compiled_backends()
+    if backends:
+        warmup()  # the threading layer is known once a kernel ran
+        for backend in backends:
+            facts.update(backend.facts())
     else:
-        facts["numba"] = "not installed (NumPy backend)"
+        facts["compiled kernels"] = "none here (no numba: the NumPy backend)"
     return facts

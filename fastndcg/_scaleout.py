@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastndcg._backends import resolve_backend
 from fastndcg._core.aggregate import round_half_even, tool_mean
 from fastndcg._core.options import SCALEOUT, data_options, parse, split_options
 from fastndcg._core.vocabulary import ENGINES, TOOL_AGGREGATES, choose, listed, plain
@@ -194,16 +195,15 @@ class Job:
                 )
 
     def scorer(self) -> StreamScorer:
-        """A fresh scorer for one task, limited to ``n_threads`` Numba threads.
+        """A fresh scorer for one task, limited to ``n_threads`` threads.
 
-        The limit is applied with ``numba.set_num_threads`` for each batch (never through the
-        environment) and capped at the worker's pool size, ``NUMBA_NUM_THREADS``.
+        The limit is applied for each batch (never through the environment) and capped at what
+        the worker's backend allows (Numba's pool size, ``NUMBA_NUM_THREADS``).
         """
         threads = self.n_threads
-        if threads is not None and self.options["backend"] == "numba":
-            import numba
-
-            threads = min(threads, numba.config.NUMBA_NUM_THREADS)
+        if threads is not None:
+            ceiling = resolve_backend(self.options["backend"]).thread_ceiling()
+            threads = threads if ceiling is None else min(threads, ceiling)
         return StreamScorer(
             qid=self.qid, grade=self.grade, score=self.score, n_threads=threads, **self.options
         )

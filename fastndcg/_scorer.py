@@ -1,13 +1,12 @@
 """A scorer with its options resolved once, for callers scoring one ranked list at a time.
 
 :func:`fastndcg.ndcg` checks every option and builds its kernel inputs on each call, about
-150 us of Python for a single query. :class:`Scorer` does that once: per call it checks the
-arrays with one compiled scan each and reuses the kernel inputs that depend only on the options
-and on the list's length and grade range (built by the same code as :func:`fastndcg.ndcg` the
-first time that length and range are seen): a 100-document query costs about 13 us (the
-documentation's performance page has the measurement).
-Anything outside that fast path (other dtypes, bad values, options the path does not cover)
-goes through :func:`fastndcg.ndcg` itself, so results and errors are always the same.
+150 us of Python for a single query. :class:`Scorer` does that once, and hands each list to the
+backend's per-list fast path where it has one (a :class:`~fastndcg._contract.ListScoringBackend`,
+such as the Numba backend: a 100-document query costs about 13 us; the documentation's
+performance page has the measurement). Anything outside that fast path (other dtypes, bad
+values, options the path does not cover, inputs in device memory) goes through
+:func:`fastndcg.ndcg` itself, so results and errors are always the same.
 """
 
 from __future__ import annotations
@@ -17,14 +16,13 @@ from typing import Any
 import numpy as np
 
 from fastndcg._api import DiscountSpec, GainSpec, ndcg
-from fastndcg._backends.abi import GRADE_SLOTS, SCORE_SLOTS, KernelArgs, readonly, views
+from fastndcg._backends import holder_of
+from fastndcg._contract import ListScoringBackend, readonly
 from fastndcg._core.coerce import from_torch
 from fastndcg._core.definition import Definition
-from fastndcg._core.device import on_device
 from fastndcg._core.layout import build_layout
 from fastndcg._errors import InputError, OptionError
 
-_CACHED_SHAPES = 256  # (length, grade range) entries kept before the cache is emptied
 _ONE_QUERY_IDS = readonly(np.zeros(1, dtype=np.int64))
 
 
@@ -91,18 +89,18 @@ class Scorer:
         chosen = "auto" if definition.requested_backend == "auto" else definition.backend_name
         self._options = dict(options, seed=seed, backend=chosen)
         table = definition.gain.table
-        # the backend's per-list fast path, where the options allow it (else fastndcg.ndcg)
+        backend = definition.backend
+        # the backend's per-list fast path, where the options allow it (else fastndcg.ndcg):
+        # gains it computes itself, scores held as given
         self._fast = (
-            definition.backend
-            if definition.backend.serves_single_lists
+            backend.list_scorer(self._plan_of, len(definition.cutoffs))
+            if isinstance(backend, ListScoringBackend)
             and definition.score_dtype == "float64"
             and definition.gain.kind in ("exp2", "linear", "table")
             and not (table is not None and np.isnan(table).any())
             else None
         )
-        self._n_cutoffs = len(definition.cutoffs)
-        self._single = self._n_cutoffs == 1
-        self._shapes: dict[tuple[int, float, float, bool], KernelArgs] = {}
+        self._single = len(definition.cutoffs) == 1
 
     @property
     def k(self) -> tuple[int | None, ...]:
@@ -121,42 +119,21 @@ class Scorer:
         A list with no relevant item (IDCG = 0), an empty one too, scores as ``zero_idcg``
         says: NaN for "skip". CPU torch tensors are read as in :func:`fastndcg.ndcg`.
         """
-        if on_device(grades) or on_device(scores):
-            return self._general(grades, scores)  # read in place by backend="cuda"
-        g = grades if type(grades) is np.ndarray else np.asarray(from_torch(grades, "grades"))
-        s = scores if type(scores) is np.ndarray else np.asarray(from_torch(scores, "scores"))
         fast = self._fast
-        if (
-            fast is None
-            or g.ndim != 1
-            or s.shape != g.shape
-            or g.size == 0
-            or g.dtype not in GRADE_SLOTS
-            or s.dtype not in SCORE_SLOTS
-            or not (g.flags.c_contiguous and s.flags.c_contiguous)
-        ):
+        if fast is None:
             return self._general(grades, scores)
-        n = g.size
-        grade_views, grade_code = views(g, GRADE_SLOTS)
-        score_views, score_code = views(s, SCORE_SLOTS)
-        g, s = grade_views[grade_code], score_views[score_code]  # read-only: one signature
-        low, high, bad, fractional = fast.scan_list(g, True)
-        if bad or fast.scan_list(s, False)[2]:
-            return self._general(grades, scores)  # raises the error that names the bad value
-        key = (n, low, high, fractional == 0)
-        shape = self._shapes.get(key)
-        if shape is None:
-            shape = self._shape(g, s)
-            if len(self._shapes) >= _CACHED_SHAPES:
-                self._shapes.clear()
-            self._shapes[key] = shape
-        args = shape.for_list(grade_views, grade_code, score_views, score_code)
-        dcg = np.empty((self._n_cutoffs, 1))  # the kernel writes every entry, [cutoff, query]
-        idcg = np.empty((self._n_cutoffs, 1))
-        fast.score_range(args, 0, 1, dcg, idcg)
-        if self._single and idcg[0, 0] > 0:
-            return float(dcg[0, 0] / idcg[0, 0])
-        values = self._definition.per_query(_ONE_QUERY_IDS, dcg.T, idcg.T)[0]
+        g, s = grades, scores
+        if type(g) is not np.ndarray or type(s) is not np.ndarray:
+            if holder_of(g, s) is not None:
+                return self._general(g, s)  # read in place by the backend holding them
+            g, s = np.asarray(from_torch(g, "grades")), np.asarray(from_torch(s, "scores"))
+        found = fast(g, s)
+        if found is None:
+            return self._general(grades, scores)  # raises the error that names a bad value
+        dcg, idcg = found
+        if self._single and idcg[0] > 0:
+            return float(dcg[0] / idcg[0])
+        values = self._definition.per_query(_ONE_QUERY_IDS, dcg[None, :], idcg[None, :])[0]
         return float(values[0]) if self._single else values
 
     def _general(self, grades: Any, scores: Any) -> float | np.ndarray:
@@ -174,14 +151,7 @@ class Scorer:
             )
         return float(values[0, 0]) if self._single else values[0]
 
-    def _shape(self, grades: np.ndarray, scores: np.ndarray) -> KernelArgs:
-        """Kernel inputs for lists of this length and grade range, built as ndcg builds them.
-
-        Everything the plan derives from the data (gain table, grade levels, discount depth,
-        largest gain) depends only on the length and on the grades' range and integrality,
-        the key these inputs are cached under; each call puts its own grades and scores in.
-        """
+    def _plan_of(self, grades: np.ndarray, scores: np.ndarray) -> Any:
+        """The plan of one list, built as :func:`fastndcg.ndcg` builds it."""
         definition = self._definition
-        return KernelArgs.of(
-            definition.plan(build_layout(grades, scores, backend=definition.backend))
-        )
+        return definition.plan(build_layout(grades, scores, backend=definition.backend))

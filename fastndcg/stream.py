@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._backends import Backend
+from fastndcg._contract import Backend
 from fastndcg._core.coerce import as_grade_vector, as_score_vector
 from fastndcg._core.definition import Definition
 from fastndcg._core.grouping import Judgments, id_family, plain_float_ids

@@ -1,9 +1,10 @@
-"""The backends: the only place that knows how NDCG is computed on a machine.
+"""The registry of backends: the only place that knows which backends exist.
 
-A backend is one object behind the :class:`Backend` protocol. It scores plans, scans columns,
-finds runs of equal query ids, joins TREC runs with their judgments and draws the resamples of
-the paired tests of :func:`fastndcg.compare`. The rest of the package
-talks to the object it gets from :func:`resolve_backend` and never imports a kernel.
+A backend is one object behind the :class:`fastndcg._contract.Backend` protocol. It scores
+plans, scans columns, finds runs of equal query ids, joins TREC runs with their judgments and
+draws the resamples of the paired tests of :func:`fastndcg.compare`. The rest of the package
+talks to the object it gets from :func:`resolve_backend` through the contract
+(:mod:`fastndcg._contract`) and never imports a backend's package.
 
 Three backends are registered here: ``"numba"`` (parallel Numba kernels on the thread pool of
 :mod:`fastndcg._backends.parallel`; numba is imported on first use), ``"numpy"`` (a vectorised
@@ -18,147 +19,21 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
-
-from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
+from fastndcg._contract import Backend
 from fastndcg._errors import BackendUnavailableError, OptionError
 
 ENV_BACKEND = "FASTNDCG_BACKEND"
 
 
-class Backend(Protocol):
-    """What every backend does; all arrays are NumPy arrays on the host.
-
-    Attributes
-    ----------
-    name : str
-        The name ``backend=`` takes.
-    checks_scores : bool
-        True when :meth:`score` counts NaN and infinite scores as it reads them, so that the
-        caller need not scan the scores first (it names the bad row only when one is found).
-    serves_single_lists : bool
-        True when :meth:`scan_list` and :meth:`score_range` exist: the per-call fast path of
-        :class:`fastndcg.Scorer`.
-    """
-
-    name: str
-    checks_scores: bool
-    serves_single_lists: bool
-
-    def threads(self, n_threads: int | None) -> AbstractContextManager[None]:
-        """Run the block with ``n_threads`` threads (None: the current setting)."""
-        ...
-
-    def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
-        """DCG and IDCG ``(n_queries, n_cutoffs)`` of ``plan``, and the non-finite scores met."""
-        ...
-
-    def column_stats(self, values: np.ndarray, integral: bool = True) -> ColumnStats:
-        """Scan a 1-D column (a kernel dtype) once; ``integral=False`` skips that check."""
-        ...
-
-    def run_bounds(self, ids: np.ndarray) -> np.ndarray:
-        """Start row of every run of equal consecutive ids, and the row count at the end."""
-        ...
-
-    def stray_whitespace(self, data: np.ndarray, separator: int, other: int) -> bool:
-        """Whether the bytes ``data`` hold whitespace besides single ``separator`` bytes."""
-        ...
-
-    def document_ids(self, judged: Any, run: Any, ordered: bool) -> tuple[DocumentIds, DocumentIds]:
-        """The judgments' and the run's document ids (Arrow string columns) for the join.
-
-        ``ordered``: the ids will also rank ties (trec_eval's descending byte order).
-        """
-        ...
-
-    def match_judgments(
-        self,
-        offsets: np.ndarray,
-        order: np.ndarray | None,
-        ids: DocumentIds,
-        judged_offsets: np.ndarray,
-        judged_rows: np.ndarray,
-        judged_ids: DocumentIds,
-        judged_labels: np.ndarray,
-    ) -> tuple[np.ndarray, int]:
-        """Labels of the run rows grouped by query (NaN: unjudged), and a repeated position.
-
-        Position ``p`` of the CSR ``offsets`` is run row ``order[p]`` (``order`` None: row
-        ``p``); position ``p`` of ``judged_offsets`` is judgment ``judged_rows[p]``. The second
-        value is the first position whose document repeats within its query (-1: none).
-        """
-        ...
-
-    def docid_ranks(
-        self, offsets: np.ndarray, order: np.ndarray | None, ids: DocumentIds, scores: np.ndarray
-    ) -> np.ndarray:
-        """Per run row, a key ordering each query's rows by descending document id bytes.
-
-        Only the order between rows of a query with equal ``scores`` counts.
-        """
-        ...
-
-    def first_ranked(
-        self,
-        offsets: np.ndarray,
-        order: np.ndarray | None,
-        scores: np.ndarray,
-        tie_key: np.ndarray | None,
-        max_docs: int,
-    ) -> np.ndarray:
-        """Which run rows are among the first ``max_docs`` of their query's ranking.
-
-        By ``scores`` descending, ties by ``tie_key`` ascending (None: run order).
-        """
-        ...
-
-    def signflip_sums(
-        self,
-        diffs: np.ndarray,
-        key: int,
-        exact: bool,
-        n_resamples: int,
-        n_chunks: int | None = None,
-    ) -> np.ndarray:
-        r"""Sign-flipped sums :math:`T^*_{ic} = \sum_j s_{ij} d_{cj}`: (n_resamples, n_columns).
-
-        ``diffs`` (float64, C-contiguous, shape (n_columns, n)) holds one comparison per row.
-        Resample ``i`` negates query ``j`` when bit ``j mod 64`` of its ``j // 64``-th random
-        word is set (the streams of :mod:`fastndcg._compare.rng`, keyed by ``key``); with
-        ``exact`` (``n <= 63``) when bit ``j`` of ``i`` itself is set. Sums run over the
-        queries in order: every backend, thread count and split into ``n_chunks`` chunks of
-        resamples gives the same bits.
-        """
-        ...
-
-    def bootstrap_sums(
-        self,
-        values: np.ndarray,
-        key: int,
-        thresholds: np.ndarray,
-        n_resamples: int,
-        n_chunks: int | None = None,
-    ) -> np.ndarray:
-        """Paired bootstrap sums of each row of ``values`` (n_columns, n): (n_resamples, n_columns).
-
-        Resample ``i`` draws ``n`` queries with replacement (the same draws for every row) from
-        the streams keyed by ``key``, with the Poisson ``thresholds`` of
-        :func:`fastndcg._compare.rng.poisson_bounds`; bit-identical on every backend, thread
-        count and chunking.
-        """
-        ...
-
-
 @dataclass(frozen=True)
 class _Registered:
     load: Callable[[], Backend]  # raises ImportError when the backend cannot run here
-    automatic: bool  # "auto" may pick it
+    automatic: bool  # "auto" may pick it for host inputs
     missing: str  # what to install when it cannot be loaded
+    holds: Callable[[Any], bool] | None  # whether an input lives in its memory (a device's)
 
 
 _REGISTRY: dict[str, _Registered] = {}
@@ -166,15 +41,37 @@ _LOADED: dict[str, Backend | ImportError] = {}
 
 
 def register_backend(
-    name: str, load: Callable[[], Backend], *, automatic: bool = True, missing: str = ""
+    name: str,
+    load: Callable[[], Backend],
+    *,
+    automatic: bool = True,
+    missing: str = "",
+    holds: Callable[[Any], bool] | None = None,
 ) -> None:
     """Register a backend under ``name``, after those registered before (preference order).
 
     ``load`` builds the backend object; it raises ImportError when the backend cannot run here
-    (a missing package), which ``missing`` then words as the fix.
+    (a missing package), which ``missing`` then words as the fix. A backend with memory of its
+    own (a :class:`~fastndcg._contract.DeviceBackend`) passes ``holds``, which tells without
+    loading the backend or importing anything whether an input lives there:
+    ``backend="auto"`` then picks it for such inputs.
     """
-    _REGISTRY[name] = _Registered(load, automatic, missing)
+    _REGISTRY[name] = _Registered(load, automatic, missing, holds)
     _LOADED.pop(name, None)
+
+
+def unregister_backend(name: str) -> None:
+    """Forget the backend registered as ``name`` (a plug-in's or a test's)."""
+    _REGISTRY.pop(name, None)
+    _LOADED.pop(name, None)
+
+
+def holder_of(*inputs: Any) -> str | None:
+    """The name of the backend whose memory holds one of ``inputs`` (None: host memory)."""
+    for name, entry in _REGISTRY.items():
+        if entry.holds is not None and any(x is not None and entry.holds(x) for x in inputs):
+            return name
+    return None
 
 
 def backend_names() -> tuple[str, ...]:
@@ -192,11 +89,6 @@ def get_backend(name: str) -> Backend | None:
             loaded = exc
         _LOADED[name] = loaded
     return None if isinstance(loaded, ImportError) else loaded
-
-
-def numba_available() -> bool:
-    """True when numba can be imported (then ``backend="numba"`` works)."""
-    return get_backend("numba") is not None
 
 
 def available_backends() -> tuple[str, ...]:
@@ -267,16 +159,31 @@ def _load(module: str, cls: str) -> Callable[[], Backend]:
     return load
 
 
+def _load_cuda() -> Backend:
+    from fastndcg._backends.cuda import CudaBackend
+
+    # the host side of the CUDA backend: Numba, else NumPy
+    return CudaBackend(host=get_backend("numba") or get_backend("numpy"))
+
+
+def _on_cuda_device(values: Any) -> bool:
+    # imported on the first device check, not at import fastndcg (it imports no numba-cuda)
+    from fastndcg._backends.cuda.memory import on_cuda_device
+
+    return on_cuda_device(values)
+
+
 register_backend(
     "numba",
     _load("fastndcg._backends.numba", "NumbaBackend"),
     missing="numba, which cannot be imported here; install it (pip install numba)",
 )
 register_backend("numpy", _load("fastndcg._backends.numpy", "NumpyBackend"), missing="numpy")
-# never picked by "auto" for host inputs; inputs in device memory pick it (_core/device.py)
+# never picked by "auto" for host inputs; inputs in CUDA device memory pick it
 register_backend(
     "cuda",
-    _load("fastndcg._backends.cuda", "CudaBackend"),
+    _load_cuda,
     automatic=False,
     missing="numba-cuda, which cannot be imported here; install it (pip install 'fastndcg[cuda]')",
+    holds=_on_cuda_device,
 )

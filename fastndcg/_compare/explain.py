@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import codes as C
-from fastndcg._backends.abi import Plan
 from fastndcg._compare.explanation import (
     ListExplanation,
     QueryExplanation,
     cut_at,
     json_value,
 )
+from fastndcg._contract import Plan
+from fastndcg._contract import codes as C
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import Layout, build_layout
 from fastndcg._core.options import TABLE, data_options, split_options

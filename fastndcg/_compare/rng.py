@@ -4,7 +4,7 @@ Everything random in :func:`fastndcg.compare` is a pure function of ``(seed, res
 position)``: the backends' resampling operations (``signflip_sums``, ``bootstrap_sums``; the
 Numba kernels and their NumPy twins) evaluate the same formulas, so every resample is the same
 whatever the thread count, the chunking or the backend. This module derives the keys and the
-Poisson tables they take; the constants live in :mod:`fastndcg._backends.codes`.
+Poisson tables they take; the constants live in :mod:`fastndcg._contract.codes`.
 
 Generator
 ---------
@@ -53,7 +53,7 @@ from functools import cache
 
 import numpy as np
 
-from fastndcg._backends.codes import (
+from fastndcg._contract.codes import (
     BOOTSTRAP_DOMAIN,
     POISSON_DOMAIN,
     POISSON_WIDTH,

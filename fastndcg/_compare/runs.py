@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import Backend, resolve_backend
+from fastndcg._backends import resolve_backend
 from fastndcg._compare import align, significance
 from fastndcg._compare.multitest import adjust
 from fastndcg._compare.report import COLUMNS, PairedComparison
+from fastndcg._contract import Backend
 from fastndcg._core.options import (
     parse,
     parse_compare,

@@ -26,8 +26,8 @@ import warnings
 
 import numpy as np
 
-from fastndcg._backends import Backend
 from fastndcg._compare import rng, tdist
+from fastndcg._contract import Backend
 from fastndcg._errors import InputError
 
 # scipy.stats.permutation_test's tolerance for floating ties: 100 machine epsilons, relative

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import Backend
-from fastndcg._backends.abi import GRADE_SLOTS, SCORE_SLOTS, ColumnStats
-from fastndcg._core.vocabulary import plain
-from fastndcg._errors import InputError, InputTypeError
-
-
-def input_row(row: int) -> str:
-    return f"row {row}"
+from fastndcg._contract import GRADE_SLOTS, SCORE_SLOTS, Backend, ColumnStats, input_row
+from fastndcg._errors import (
+    InputError,
+    InputTypeError,
+    inexact_error,
+    nonfinite_error,
+    not_numeric_error,
+)
 
 
 def reject_masked(values: Any, name: str) -> None:
@@ -108,12 +108,7 @@ def numeric_vector(values: Any, name: str, where: Callable[[int], str] = input_r
                 fix="drop or fill it first",
             )
     if array.dtype.kind not in "biuf":
-        raise InputTypeError(
-            f"{name} must be numeric (bool, int or float); got dtype {array.dtype}",
-            value=array.dtype,
-            fix=f"Convert it first, e.g. {name}.astype(float)",
-            joiner=". ",
-        )
+        raise not_numeric_error(name, array.dtype)
     if array.ndim != 1:
         raise InputError(
             f"{name} must be one-dimensional here",
@@ -171,19 +166,6 @@ def _check_exact_in_float64(
         raise inexact_error(name, array[row], where(row), beyond, use, ties)
 
 
-def inexact_error(
-    name: str, value: Any, where: str, beyond: str, use: str, ties: bool
-) -> InputError:
-    """The InputError (to raise) for a ``value`` of ``name`` that float64 rounds."""
-    return InputError(
-        f"{name} has {value!s} at {where}, {beyond}: float64 (the precision {use}) "
-        f"rounds it{' and neighbours can tie' if ties else ''}",
-        value=plain(value),
-        where=where,
-        fix=f"rescale them, or convert {name} to float64 to accept the rounding",
-    )
-
-
 def checked_stats(
     values: np.ndarray, name: str, where: Any, backend: Backend, integral: bool = True
 ) -> ColumnStats:
@@ -200,18 +182,6 @@ def checked_stats(
     if values.dtype.kind in "iu" and max(-stats.low, stats.high) >= 2**53:  # (rounded) extremes
         _check_exact_in_float64(values, name, where, "gains are computed in")
     return stats
-
-
-def nonfinite_error(name: str, value: float, where: str) -> InputError:
-    """The InputError (to raise) for the NaN or infinite ``value`` of ``name`` at ``where``."""
-    nan = bool(np.isnan(value))
-    return InputError(
-        f"{name} has {'a NaN' if nan else 'an infinite'} value at {where}",
-        value=plain(value),
-        where=where,
-        fix=f"{name} must be finite: drop or fill those rows first"
-        f"{' (a null or missing value reads as NaN)' if nan else ''}",
-    )
 
 
 def cell_words(width: int) -> Callable[[int], str]:
@@ -266,7 +236,7 @@ def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
         bad = int(np.argmax(offs > n_rows))
         raise InputError(
             f"{name}[{bad}]={offs[bad]} is beyond the {n_rows} rows",
-            value=plain(offs[bad]),
+            value=offs[bad].item(),
             where=f"{name}[{bad}]",
         )
     offs = np.ascontiguousarray(offs, dtype=np.int64)
@@ -292,3 +262,63 @@ def check_offsets(offsets: Any, n_rows: int, name: str) -> np.ndarray:
             fix=f"{name}[{bad}]={offs[bad]} > {name}[{bad + 1}]={offs[bad + 1]}",
         )
     return offs
+
+
+class HostColumns:
+    """Columns in host memory: the :class:`~fastndcg._contract.Columns` of NumPy arrays.
+
+    Values are converted and checked as this module says; ``backend`` runs the scans.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    def array(self, values: np.ndarray, name: str) -> np.ndarray:
+        """Host arrays are read as they are (the core converted them with :func:`as_array`)."""
+        return values
+
+    def numeric(self, values: np.ndarray, name: str, where: Callable[[int], str]) -> None:
+        """Raise unless the values are bool, int or float (a None among them named)."""
+        numeric_vector(values.reshape(-1), name, where)
+
+    def flatten(self, matrix: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+        """The cells of a 2-D array row after row (those ``keep`` marks)."""
+        return matrix.reshape(-1) if keep is None else matrix[keep]
+
+    def grades(self, values: Any, name: str, where: Callable[[int], str]) -> np.ndarray:
+        """See :func:`as_grade_vector`."""
+        return as_grade_vector(values, name, where)
+
+    def scores(self, values: Any, name: str, where: Callable[[int], str]) -> np.ndarray:
+        """See :func:`as_score_vector`."""
+        return as_score_vector(values, name, where)
+
+    def checked(
+        self, values: np.ndarray, name: str, where: Callable[[int], str], integral: bool = True
+    ) -> ColumnStats:
+        """See :func:`checked_stats`."""
+        return checked_stats(values, name, where, self._backend, integral)
+
+    def take(self, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``values[rows]``."""
+        return values[rows]
+
+    def host(self, values: Any) -> Any:
+        """Host values as they are."""
+        return values
+
+    def first_where(
+        self, values: np.ndarray, test: str, mask: Callable[[np.ndarray], np.ndarray], **bounds: Any
+    ) -> int:
+        """First row where ``mask(values)`` holds (-1: none)."""
+        hits = mask(values)
+        return int(np.argmax(hits)) if hits.any() else -1
+
+    def as_float32(self, values: np.ndarray) -> np.ndarray:
+        """``values`` as float32 (beyond its range: +-inf, as tools storing float32 get)."""
+        with np.errstate(over="ignore"):
+            return values.astype(np.float32, copy=False)
+
+    def kernel_offsets(self, offsets: Any) -> None:
+        """The kernels read the host copy of the offsets."""
+        return None

@@ -10,18 +10,19 @@ normalise, apply the zero-IDCG rule and aggregate.
 from __future__ import annotations
 
 import numbers
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import Backend, resolve_backend
-from fastndcg._backends.abi import Plan
-from fastndcg._backends.codes import SPLITMIX_GOLDEN, TIE_KEY
+from fastndcg._backends import ENV_BACKEND, holder_of, resolve_backend
+from fastndcg._contract import Backend, Layout, Plan
+from fastndcg._contract.codes import SPLITMIX_GOLDEN, TIE_KEY
 from fastndcg._core.aggregate import query_weights, relative_weights
-from fastndcg._core.device import backend_for, on_device
+from fastndcg._core.coerce import HostColumns
 from fastndcg._core.grouping import Judgments
-from fastndcg._core.layout import Layout, align_ideal, check_scores
+from fastndcg._core.layout import align_ideal, check_scores
 from fastndcg._core.options import parse
 from fastndcg._core.plan import make_plan
 from fastndcg._core.specs import Discount, Gain
@@ -182,27 +183,32 @@ class Definition:
             ideal_mode=IDEALS[self.ideal],
             ideal=ideal,
             max_grade=self.max_grade,
-            backend=self.backend,
         )
 
     def for_inputs(self, *inputs: Any) -> Definition:
-        """The definition for these inputs (``"auto"`` is ``"cuda"`` for inputs on the device)."""
-        backend = backend_for(self.requested_backend, self.backend, *inputs)
-        return self if backend is self.backend else replace(self, backend=backend)
+        """The definition for these inputs.
 
-    def held(self, scores: np.ndarray) -> np.ndarray:
+        ``backend="auto"`` picks the backend whose memory holds one of them (a GPU's: cuda),
+        unless ``FASTNDCG_BACKEND`` names a backend (whose errors such inputs then meet).
+        """
+        if self.requested_backend != "auto" or (os.environ.get(ENV_BACKEND) or "auto") != "auto":
+            return self
+        holder = holder_of(*inputs)
+        if holder is None or holder == self.backend.name:
+            return self
+        return replace(self, backend=resolve_backend(holder))
+
+    def held(self, scores: np.ndarray, layout: Layout | None = None) -> np.ndarray:
         """``scores`` as held before ranking: rounded to ``score_dtype`` (unchanged if float64).
 
         Rounding to float32 makes scores that differ by less than float32 resolution equal, as
         in tools that store scores as float32; ``ties`` then orders them. Scores beyond the
-        float32 range become +-inf, as they do in those tools.
+        float32 range become +-inf, as they do in those tools. ``layout`` says where they are.
         """
         if self.score_dtype == "float64":
             return scores
-        if on_device(scores):
-            return scores if scores.dtype == np.float32 else self.backend.convert(scores, "f4")
-        with np.errstate(over="ignore"):
-            return scores.astype(np.float32, copy=False)
+        columns = layout.columns if layout is not None and layout.columns else None
+        return (columns or HostColumns(self.backend)).as_float32(scores)
 
     def held_scores(self, layout: Layout) -> Layout:
         """``layout`` with its scores as held before ranking (see :meth:`held`).
@@ -213,7 +219,7 @@ class Definition:
         if self.score_dtype == "float64" or layout.scores is None:
             return layout
         layout = check_scores(layout, self.backend)
-        return replace(layout, scores=self.held(layout.scores))
+        return replace(layout, scores=self.held(layout.scores, layout))
 
     def options(self, ranked: bool) -> dict[str, Any]:
         """The options as shown in results."""

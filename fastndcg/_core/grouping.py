@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import Backend
-from fastndcg._backends.abi import ColumnStats, readonly
+from fastndcg._contract import Backend, ColumnStats, readonly
 from fastndcg._core.coerce import as_grade_vector, checked_stats, from_torch
 from fastndcg._errors import InputError, InputTypeError
 

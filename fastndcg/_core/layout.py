@@ -5,93 +5,47 @@ ending at the number of rows) over flat ``grades`` and ``scores``. Query ``q`` o
 ``offsets[q]:offsets[q+1]``. Builders accept flat arrays with ``qid`` or ``offsets``, or dense
 2-D arrays with an optional padding ``mask`` (see :mod:`fastndcg._core.coerce` for how values
 are read and checked).
+
+The query structure (offsets, grouping by query id, padding masks) is planned on the host for
+every input. Grades and scores are read where they are: in host memory, or in the memory of a
+backend that holds them (a :class:`~fastndcg._contract.DeviceBackend`), through the
+:class:`~fastndcg._contract.Columns` of that memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import Backend
-from fastndcg._backends.abi import ColumnStats, on_cuda_device, readonly
+from fastndcg._contract import Backend, Columns, ColumnStats, DeviceBackend, Layout, readonly
 from fastndcg._core.coerce import (
+    HostColumns,
     as_array,
     as_grade_vector,
-    as_score_vector,
     cell_words,
     check_offsets,
     checked_stats,
     dense_mask,
     input_row,
-    nonfinite_error,
-    numeric_vector,
     reject_masked,
     reject_table,
 )
-from fastndcg._core.device import device_layout, on_device, reads_device
 from fastndcg._core.grouping import Judgments, group_rows
-from fastndcg._core.vocabulary import plain
-from fastndcg._errors import InputError, OptionError
+from fastndcg._errors import InputError, OptionError, nonfinite_error
+
+__all__ = ["Layout", "align_ideal", "build_layout", "check_scores", "finish_layout"]
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Queries in CSR form.
-
-    Attributes
-    ----------
-    offsets : ndarray of int64, shape (n_queries + 1,)
-        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]`` (always on the host).
-    grades : ndarray
-        Relevance grade of every row (one of the kernel dtypes); a device array for inputs in
-        GPU memory (:mod:`fastndcg._core.device`).
-    scores : ndarray of float64 or float32, or None
-        Model score of every row (on the device with the grades); None when rows are already
-        in ranked order.
-    query_ids : ndarray
-        Identifier of every query, in layout order.
-    grade_stats : ColumnStats
-        Range and integrality of the grades (from the validation pass).
-    row_order : ndarray of int64 or None
-        ``row_order[r]`` is the input row that became layout row ``r``; None when no rows moved.
-    scores_checked : bool
-        False while the scores may still hold a NaN or an infinite value: the Numba kernel
-        checks them as it reads them, and :func:`check_scores` then names the first one.
-    where : callable
-        Words an input row for error messages.
-    names : tuple of str
-        How error messages name the grades and the scores (a table's column names).
-    device_offsets : device array or None
-        The same offsets in device memory, where they were given there as contiguous int64: the
-        CUDA backend reads them in place instead of copying ``offsets`` back.
-    """
-
-    offsets: np.ndarray
-    grades: np.ndarray
-    scores: np.ndarray | None
-    query_ids: np.ndarray
-    grade_stats: ColumnStats
-    row_order: np.ndarray | None = None
-    scores_checked: bool = True
-    where: Callable[[int], str] = input_row
-    names: tuple[str, str] = ("grades", "scores")
-    device_offsets: Any = None
-
-    @property
-    def n_queries(self) -> int:
-        """Number of queries."""
-        return self.offsets.size - 1
-
-    def input_row(self, row: int) -> int:
-        """Input row that became layout row ``row`` (for error messages)."""
-        return int(row if self.row_order is None else self.row_order[row])
-
-    def query_of_row(self, row: int) -> Any:
-        """Query id of layout row ``row``."""
-        return plain(self.query_ids[int(np.searchsorted(self.offsets, row, side="right")) - 1])
+def columns_for(backend: Backend, *inputs: Any) -> Columns:
+    """The columns ``inputs`` live in: the backend's own memory when it holds one, else host."""
+    if isinstance(backend, DeviceBackend) and any(
+        x is not None and backend.holds(x) for x in inputs
+    ):
+        return backend.columns()
+    return HostColumns(backend)
 
 
 def check_scores(layout: Layout, backend: Backend) -> Layout:
@@ -103,9 +57,7 @@ def check_scores(layout: Layout, backend: Backend) -> Layout:
         return layout
     if backend.column_stats(layout.scores, integral=False).first_nonfinite < 0:
         return replace(layout, scores_checked=True)
-    scores = layout.scores
-    if on_cuda_device(scores):  # rare: the error names a row, found on the host
-        scores = backend.to_host(scores)
+    scores = _columns(layout, backend).host(layout.scores)  # rare: the row is found on the host
     bad = np.flatnonzero(~np.isfinite(scores))  # rare: the first bad score in input order
     if bad.size:
         rows = bad if layout.row_order is None else layout.row_order[bad]
@@ -113,6 +65,10 @@ def check_scores(layout: Layout, backend: Backend) -> Layout:
         value, row = scores[bad[first]], layout.where(int(rows[first]))
         raise nonfinite_error(layout.names[1], value, row)
     return replace(layout, scores_checked=True)
+
+
+def _columns(layout: Layout, backend: Backend) -> Columns:
+    return layout.columns if layout.columns is not None else HostColumns(backend)
 
 
 def build_layout(
@@ -126,29 +82,34 @@ def build_layout(
 ) -> Layout:
     """Build the CSR layout from flat or dense input (see :func:`fastndcg.ndcg`).
 
-    ``backend`` runs the validation scans. A backend that reads device memory takes inputs
-    on the device as they are (:func:`fastndcg._core.device.device_layout`).
+    ``backend`` runs the validation scans; grades and scores it holds in its own memory are
+    read there (:func:`columns_for`).
     """
     reject_masked(grades, "grades")
     reject_masked(scores, "scores")
     reject_table(grades, "grades")
-    if reads_device(backend) and (on_device(grades) or on_device(scores)):
-        return device_layout(grades, scores, qid=qid, offsets=offsets, mask=mask, backend=backend)
-    grades_in = as_array(grades, "grades")
+    columns = columns_for(backend, grades, scores)
+
+    def array(values: Any, name: str) -> Any:
+        held = isinstance(backend, DeviceBackend) and backend.holds(values)
+        return columns.array(values if held else as_array(values, name), name)
+
+    grades_in = array(grades, "grades")
     if grades_in.ndim == 2:
         if qid is not None or offsets is not None:
             raise InputError(
                 "qid and offsets describe flat 1-D input",
                 fix="dense 2-D input has one query per row (use `mask=` for padding)",
             )
-        return _from_dense(grades_in, scores, mask, backend)
+        score_in = None if scores is None else array(scores, "scores")
+        return _from_dense(grades_in, score_in, mask, columns, backend)
     if mask is not None:
         raise InputError(
             "mask is for dense 2-D input",
             fix="flat 1-D input is split with `qid=` or `offsets=`",
         )
     if grades_in.ndim != 1:
-        got, value = f"shape {grades_in.shape}", grades_in.shape
+        got, value = f"shape {tuple(grades_in.shape)}", tuple(grades_in.shape)
         if grades_in.ndim == 0:  # a number, or an iterator NumPy does not read
             got = f"one {type(grades).__name__}; pass a list or an array (list(...) of an iterator)"
             value = type(grades).__name__
@@ -157,10 +118,12 @@ def build_layout(
             value=value,
             fix=f"got {got}",
         )
-    grade_vec = as_grade_vector(grades_in, "grades")
-    score_vec = None if scores is None else as_score_vector(scores, "scores")
+    grade_vec = columns.grades(grades_in, "grades", input_row)
+    score_vec = (
+        None if scores is None else columns.scores(array(scores, "scores"), "scores", input_row)
+    )
     n = grade_vec.size
-    if score_vec is not None and score_vec.size != n:
+    if score_vec is not None and (score_vec.ndim != 1 or score_vec.size != n):
         raise InputError(
             "grades and scores must have the same length",
             fix=f"got {n} grades and {score_vec.size} scores",
@@ -168,16 +131,26 @@ def build_layout(
     if qid is not None and offsets is not None:
         raise InputError("pass `qid=` or `offsets=`, not both")
     row_order = None
+    device_offsets = None
     if offsets is not None:
-        offs = check_offsets(offsets, n, "offsets")
+        offs = check_offsets(columns.host(offsets), n, "offsets")
         query_ids = np.arange(offs.size - 1, dtype=np.int64)
+        device_offsets = columns.kernel_offsets(offsets)
     elif qid is not None:
-        offs, query_ids, row_order = group_rows(qid, n, "qid", backend)
+        offs, query_ids, row_order = group_rows(columns.host(qid), n, "qid", backend)
     else:  # one query holding every row (no query at all when there are no rows)
         offs = np.array([0, n] if n else [0], dtype=np.int64)
         query_ids = np.arange(offs.size - 1, dtype=np.int64)
     return finish_layout(
-        offs, grade_vec, score_vec, query_ids, lambda r: f"row {r}", backend, row_order
+        offs,
+        grade_vec,
+        score_vec,
+        query_ids,
+        input_row,
+        backend,
+        row_order,
+        columns=columns,
+        device_offsets=device_offsets,
     )
 
 
@@ -186,23 +159,27 @@ def finish_layout(
     grades: np.ndarray,
     scores: np.ndarray | None,
     query_ids: np.ndarray,
-    where: Any,
+    where: Callable[[int], str],
     backend: Backend,
     row_order: np.ndarray | None = None,
     names: tuple[str, str] = ("grades", "scores"),
+    *,
+    columns: Columns | None = None,
+    device_offsets: Any = None,
 ) -> Layout:
     """Validate grades and scores, then build the layout (rows moved into ``row_order``).
 
     ``where(row)`` words an input row for error messages, ``names`` the grades and scores.
     A backend that checks scores as it reads them (``backend.checks_scores``) is left to do so
-    (``Layout.scores_checked``).
+    (``Layout.scores_checked``). ``columns`` holds the grades and scores (None: host memory).
     """
-    grade_stats = checked_stats(grades, names[0], where, backend)
+    columns = HostColumns(backend) if columns is None else columns
+    grade_stats = columns.checked(grades, names[0], where)
     if scores is not None and not backend.checks_scores:
-        checked_stats(scores, names[1], where, backend, integral=False)
+        columns.checked(scores, names[1], where, integral=False)
     if row_order is not None:
-        grades = grades[row_order]
-        scores = None if scores is None else scores[row_order]
+        grades = columns.take(grades, row_order)
+        scores = None if scores is None else columns.take(scores, row_order)
     return Layout(
         readonly(offsets),
         readonly(grades),
@@ -213,42 +190,41 @@ def finish_layout(
         scores_checked=not backend.checks_scores,
         where=where,
         names=names,
+        device_offsets=device_offsets,
+        columns=columns,
     )
 
 
-def _from_dense(grades: np.ndarray, scores: Any, mask: Any, backend: Backend) -> Layout:
+def _from_dense(grades: Any, scores: Any, mask: Any, columns: Columns, backend: Backend) -> Layout:
     n_queries, width = grades.shape
     cell = cell_words(width)
-    numeric_vector(grades.reshape(-1), "grades", cell)
-    score_mat = None
+    columns.numeric(grades, "grades", cell)
     if scores is not None:
-        score_mat = as_array(scores, "scores")
-        if score_mat.shape != grades.shape:
+        if tuple(scores.shape) != tuple(grades.shape):
             raise InputError(
                 "scores must have the same shape as grades",
-                value=score_mat.shape,
-                fix=f"grades {grades.shape}, scores {score_mat.shape}",
+                value=tuple(scores.shape),
+                fix=f"grades {tuple(grades.shape)}, scores {tuple(scores.shape)}",
                 joiner=": ",
             )
-        numeric_vector(score_mat.reshape(-1), "scores", cell)
+        columns.numeric(scores, "scores", cell)
     if mask is None:
         keep = None
         offs = np.arange(n_queries + 1, dtype=np.int64) * width
     else:
-        keep = dense_mask(mask, grades.shape)
+        keep = dense_mask(columns.host(mask), (n_queries, width))
         offs = np.zeros(n_queries + 1, dtype=np.int64)
         np.cumsum(keep.sum(axis=1), out=offs[1:])
-
-    def flat(matrix: np.ndarray) -> np.ndarray:
-        return matrix.reshape(-1) if keep is None else matrix[keep]
 
     def where(row: int) -> str:
         return cell(row if keep is None else int(np.flatnonzero(keep.reshape(-1))[row]))
 
-    grade_vec = as_grade_vector(flat(grades), "grades", where)
-    score_vec = None if score_mat is None else as_score_vector(flat(score_mat), "scores", where)
+    grade_vec = columns.grades(columns.flatten(grades, keep), "grades", where)
+    score_vec = (
+        None if scores is None else columns.scores(columns.flatten(scores, keep), "scores", where)
+    )
     query_ids = np.arange(n_queries, dtype=np.int64)
-    return finish_layout(offs, grade_vec, score_vec, query_ids, where, backend)
+    return finish_layout(offs, grade_vec, score_vec, query_ids, where, backend, columns=columns)
 
 
 def align_ideal(
@@ -274,12 +250,12 @@ def align_ideal(
             option="ideal",
             value="global",
         )
-    if on_device(ideal_grades):  # judgment lists are aligned on the host
-        ideal_grades = backend.to_host(ideal_grades)
-    if on_device(ideal_qid):
-        ideal_qid = backend.to_host(ideal_qid)
-    if on_device(ideal_offsets):
-        ideal_offsets = backend.to_host(ideal_offsets)
+    host = _columns(layout, backend).host  # judgment lists are aligned on the host
+    ideal_grades, ideal_qid, ideal_offsets = (
+        host(ideal_grades),
+        host(ideal_qid),
+        host(ideal_offsets),
+    )
     if ideal_qid is not None:
         return Judgments.build(ideal_grades, ideal_qid, backend).for_queries(layout.query_ids)
     grades = as_grade_vector(ideal_grades, "ideal_grades")

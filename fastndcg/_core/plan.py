@@ -14,9 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import codes as C
-from fastndcg._backends.abi import ColumnStats, Plan, on_cuda_device, readonly
-from fastndcg._core.layout import Layout
+from fastndcg._contract import Columns, ColumnStats, Layout, Plan, readonly
+from fastndcg._contract import codes as C
 from fastndcg._core.specs import Discount, Gain
 from fastndcg._core.vocabulary import plain
 from fastndcg._errors import NOT_GIVEN, InputError, OptionError, OptionTypeError
@@ -45,18 +44,17 @@ def make_plan(
     ideal_mode: int,
     ideal: tuple[np.ndarray, np.ndarray, ColumnStats] | None,
     max_grade: float | None,
-    backend: Any = None,
 ) -> Plan:
     """Build the :class:`Plan`; raises InputError when grades do not fit the chosen gain.
 
-    ``backend`` finds offending rows of grades in device memory (a backend that reads them).
+    Offending rows are found where the grades are (``layout.columns``).
     """
     if ideal is None:
         ideal = (layout.offsets, layout.grades, layout.grade_stats)
     ideal_offsets, ideal_grades, ideal_stats = ideal
     separate = ideal_grades is not layout.grades
     gain_mode, gain_table, grades, ideal_grades = _apply_gain(
-        gain, layout, ideal_grades, ideal_stats, separate, backend
+        gain, layout, ideal_grades, ideal_stats, separate
     )
     if ideal_mode == C.IDEAL_MAX:
         top = _max_grade(layout, max_grade)
@@ -138,7 +136,6 @@ def _apply_gain(
     ideal_grades: np.ndarray,
     ideal_stats: ColumnStats,
     separate: bool,
-    backend: Any,
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """Check grades against the gain; precompute gains the kernels cannot compute themselves.
 
@@ -150,12 +147,13 @@ def _apply_gain(
         return f"{layout.where(layout.input_row(row))} (query {layout.query_of_row(row)!r})"
 
     grades = layout.grades
+    columns = layout.columns
     sources = [(grades, layout.grade_stats, layout.names[0], where)]
     if separate:
         sources.append((ideal_grades, ideal_stats, "ideal_grades", lambda row: f"row {row}"))
     if gain.kind == "exp2":
         for values, stats, name, at in sources:
-            _check_non_negative(values, stats, name, at, backend)
+            _check_non_negative(values, stats, name, at, columns)
         small = [_small_levels(stats) for _, stats, _, _ in sources]
         if all(small):  # small integer grades: a lookup table is cheaper than exp2 per row
             levels = np.arange(max(small), dtype=np.float64)
@@ -166,10 +164,11 @@ def _apply_gain(
     if gain.kind == "table":
         assert gain.table is not None
         for values, stats, name, at in sources:
-            _check_table_grades(values, stats, gain.table, name, at, backend)
+            _check_table_grades(values, stats, gain.table, name, at, columns)
         return C.GAIN_TABLE, gain.table, grades, ideal_grades
-    main = _gain_values(gain, _host(grades, backend), layout.names[0], where)
-    other = _gain_values(gain, _host(ideal_grades, backend), "ideal_grades") if separate else main
+    host = (lambda values: values) if columns is None else columns.host
+    main = _gain_values(gain, host(grades), layout.names[0], where)
+    other = _gain_values(gain, host(ideal_grades), "ideal_grades") if separate else main
     return C.GAIN_LINEAR, _EMPTY_F, main, other
 
 
@@ -224,24 +223,24 @@ def _small_levels(stats: ColumnStats) -> int:
     return 0
 
 
-def _host(values: Any, backend: Any) -> np.ndarray:
-    """``values`` on the host (device columns copied by ``backend``)."""
-    return backend.to_host(values) if on_cuda_device(values) else values
-
-
-def _first_row(values: Any, test: str, mask: Any, backend: Any, **bounds: float) -> int:
-    """First row where ``mask(values)`` holds: by ``backend.first_where`` for device columns."""
-    if on_cuda_device(values):
-        return backend.first_where(values, test, **bounds)
-    return int(np.argmax(mask(values)))
+def _first_row(values: Any, test: str, mask: Any, columns: Columns | None, **bounds: Any) -> int:
+    """First row where ``mask(values)`` holds (-1: none), found where ``columns`` holds them."""
+    if columns is not None:
+        return columns.first_where(values, test, mask, **bounds)
+    hits = mask(values)
+    return int(np.argmax(hits)) if hits.any() else -1
 
 
 def _check_non_negative(
-    values: np.ndarray, stats: ColumnStats | None, name: str, where, backend: Any = None
+    values: np.ndarray,
+    stats: ColumnStats | None,
+    name: str,
+    where,
+    columns: Columns | None = None,
 ) -> None:
     low = stats.low if stats is not None else (values.min() if values.size else 0.0)
     if values.size and low < 0:
-        row = _first_row(values, "negative", lambda v: v < 0, backend)
+        row = _first_row(values, "negative", lambda v: v < 0, columns)
         raise InputError(
             f"`gain='exp2'` (2**g - 1) is not defined for negative grades: {name} has "
             f"{values[row]:g} at {where(row)}",
@@ -259,7 +258,7 @@ def _check_table_grades(
     table: np.ndarray,
     name: str,
     where,
-    backend: Any = None,
+    columns: Columns | None = None,
 ) -> None:
     if values.size == 0:
         return
@@ -268,7 +267,7 @@ def _check_table_grades(
         first = -1 if whole.all() else int(np.argmin(whole))
         stats = ColumnStats(float(values.min()), float(values.max()), -1, first)
     if not stats.integral:  # the stats may be of the rows before grouping: find it in values
-        row = _first_row(values, "nonintegral", lambda v: v != np.floor(v), backend)
+        row = _first_row(values, "nonintegral", lambda v: v != np.floor(v), columns)
         raise InputError(
             f"a gain table maps integer grades to gains, but {name} has {values[row]:g} at "
             f"{where(row)}",
@@ -279,7 +278,7 @@ def _check_table_grades(
     holes = np.isnan(table)  # grades a gain dict lacks (a gain sequence has none)
     if stats.low < 0 or stats.high >= table.size:
         outside = lambda v: (v < 0) | (v >= table.size)  # noqa: E731
-        row = _first_row(values, "outside", outside, backend, low=0, high=table.size)
+        row = _first_row(values, "outside", outside, columns, low=0, high=table.size)
         if holes.any():
             raise _unmapped_error(name, values[row], where(row))
         # a dict of the grades 0..n-1 is held as the same table as a sequence of n gains
@@ -291,14 +290,9 @@ def _check_table_grades(
             fix="add a gain for that grade or fix the grade",
         )
     if holes.any():
-        if on_cuda_device(values):
-            row = backend.first_where(values, "unmapped", table=table)
-            if row >= 0:
-                raise _unmapped_error(name, values[row], where(row))
-            return
-        missing = holes[values.astype(np.int64)]
-        if missing.any():
-            row = int(np.argmax(missing))
+        unmapped = lambda v: holes[v.astype(np.int64)]  # noqa: E731
+        row = _first_row(values, "unmapped", unmapped, columns, table=table)
+        if row >= 0:
             raise _unmapped_error(name, values[row], where(row))
 
 

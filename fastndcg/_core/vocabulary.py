@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import codes as C
+from fastndcg._contract import codes as C
 from fastndcg._errors import OptionError
 
 TIES = {
@@ -34,7 +34,6 @@ DISCOUNT_NAMES = ("log2", "jarvelin", "reciprocal")
 ZERO_IDCG = ("skip", "zero", "one", "error")
 AGGREGATES = ("mean", "ratio")
 TOOL_AGGREGATES = ("lightgbm", "xgboost", "keras_rs")
-BACKENDS = ("auto", "numba", "numpy", "cuda")
 # Precision scores are held in before ranking; "float32" reproduces tools that store them so.
 SCORE_DTYPES = ("float64", "float32")
 MISSING = ("zero", "skip", "error")  # judged queries absent from a TREC run

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastndcg._backends import Backend
+from fastndcg._contract import Backend
 from fastndcg._core.coerce import as_grade_vector, as_score_vector
 from fastndcg._core.grouping import group_codes, group_rows
 from fastndcg._core.layout import Layout, finish_layout

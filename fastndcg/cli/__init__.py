@@ -9,6 +9,7 @@ interrupted, 1 for a fault of fastndcg itself (``--debug`` shows its traceback),
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import warnings
@@ -53,6 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     debug = args.debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
+    notes = _Notes()
+    logger = logging.getLogger("fastndcg")
+    level = logger.level
+    logger.addHandler(notes)
+    logger.setLevel(logging.INFO)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line
@@ -80,6 +86,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        logger.removeHandler(notes)
+        logger.setLevel(level)
+
+
+class _Notes(logging.Handler):
+    """fastndcg's log records (a compile that took long) as one line each on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"fastndcg: note: {record.getMessage()}", file=sys.stderr, flush=True)
 
 
 def _one_line(message: Warning | str, *args: object, **kwargs: object) -> None:
@@ -177,12 +193,16 @@ def _note_trec_eval(args: argparse.Namespace, given: set[str]) -> None:
 
 def _announce_a_compile(args: argparse.Namespace) -> None:
     """On a terminal, say in one line that the first call compiles the kernels."""
-    if not sys.stderr.isatty() or args.backend == "numpy":
+    if not sys.stderr.isatty():
         return
-    from fastndcg._backends import get_backend
+    from fastndcg._backends import resolve_backend
+    from fastndcg._contract import CompiledBackend
 
-    backend = get_backend("numba")
-    if backend is not None and not backend.scoring_kernel_cached():
+    try:
+        backend = resolve_backend(args.backend)
+    except (ValueError, ImportError):  # the command itself reports it
+        return
+    if isinstance(backend, CompiledBackend) and not backend.compiled():
         print(
             "fastndcg: compiling the kernels on first use (once, about 15 s; `fastndcg warmup` "
             "does it ahead of time)",

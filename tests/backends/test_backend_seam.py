@@ -7,15 +7,20 @@ it by name.
 from __future__ import annotations
 
 import inspect
+import json
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import BACKENDS
 
 import fastndcg
 from fastndcg import _backends
-from fastndcg._backends import Backend, get_backend, register_backend
+from fastndcg import cli as command
+from fastndcg._backends import get_backend, register_backend
+from fastndcg._backends.numpy import NumpyBackend
+from fastndcg._contract import Backend, CompiledBackend, DeviceBackend, ListScoringBackend
 
 OPERATIONS = [
     name
@@ -30,8 +35,20 @@ def test_every_backend_has_every_operation(name):
     assert backend.name == name
     for operation in OPERATIONS:
         assert callable(getattr(backend, operation, None)), (name, operation)
-    for attribute in ("checks_scores", "serves_single_lists"):
-        assert isinstance(getattr(backend, attribute), bool)
+    assert isinstance(backend.checks_scores, bool)
+
+
+def test_backends_declare_their_capabilities():
+    capabilities = (DeviceBackend, ListScoringBackend, CompiledBackend)
+    declared = {
+        name: {c.__name__ for c in capabilities if isinstance(get_backend(name), c)}
+        for name in BACKENDS
+    }
+    assert declared["numpy"] == set()
+    if "numba" in declared:
+        assert declared["numba"] == {"ListScoringBackend", "CompiledBackend"}
+    if "cuda" in declared:
+        assert declared["cuda"] == {"DeviceBackend"}
 
 
 def test_the_seam_lists_the_operations_the_package_uses():
@@ -45,6 +62,8 @@ def test_the_seam_lists_the_operations_the_package_uses():
         "docid_ranks",
         "first_ranked",
         "threads",
+        "thread_ceiling",
+        "rank_query",
         "signflip_sums",
         "bootstrap_sums",
     } <= set(OPERATIONS)
@@ -163,18 +182,19 @@ def test_the_backends_resample_alike(columns, n):
         np.testing.assert_array_equal(numba.bootstrap_sums(d, boot_key, bounds, 333, chunks), boots)
 
 
-class _Wrapped:
-    """A backend of a test's own: the NumPy backend under another name."""
+class _Wrapped(NumpyBackend):
+    """A host-only backend of a test's own: the NumPy backend under another name."""
 
-    def __init__(self) -> None:
-        self._inner = get_backend("numpy")
-        self.name = "wrapped"
+    name = "wrapped"
+    plans_scored = 0
 
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
+    def score(self, plan):
+        type(self).plans_scored += 1
+        return super().score(plan)
 
 
-def test_a_third_backend_is_one_class_registered(monkeypatch):
+def test_a_host_backend_is_one_class_registered(monkeypatch, tmp_path, capsys):
+    """Nothing outside this test changes: the keyword, --backend and its help take the name."""
     monkeypatch.setattr(_backends, "_REGISTRY", dict(_backends._REGISTRY))
     monkeypatch.setattr(_backends, "_LOADED", dict(_backends._LOADED))
     register_backend("wrapped", _Wrapped, automatic=False, missing="nothing")
@@ -184,3 +204,43 @@ def test_a_third_backend_is_one_class_registered(monkeypatch):
     assert float(result) == float(fastndcg.ndcg(grades, scores, k=6, backend="numpy"))
     assert "wrapped" in fastndcg.available_backends()
     assert fastndcg.ndcg(grades, scores).options["backend"] != "wrapped"  # not automatic
+    assert fastndcg.Scorer(k=6, backend="wrapped")(grades, scores) == float(result)
+
+    path = tmp_path / "predictions.parquet"
+    pq.write_table(pa.table({"qid": [1] * 6, "grade": grades, "score": scores}), path)
+    argv = ["score", str(path), "-k", "6", "--format", "json", "--backend", "wrapped"]
+    before = _Wrapped.plans_scored
+    assert command.main(argv) == 0
+    assert _Wrapped.plans_scored == before + 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["results"][0]["ndcg@6"] == pytest.approx(float(result), abs=1e-12)
+    score_help = command.build_parser()._subparsers._group_actions[0].choices["score"]
+    assert "wrapped" in score_help.format_help()
+
+
+def test_a_device_backend_is_chosen_for_inputs_it_holds(monkeypatch):
+    """A backend registered with ``holds`` is what ``"auto"`` picks for such inputs."""
+
+    class Held(np.ndarray):
+        pass
+
+    class Device(_Wrapped):
+        name = "device"
+
+        @staticmethod
+        def holds(values):
+            return isinstance(values, Held)
+
+        def columns(self):
+            from fastndcg._core.coerce import HostColumns
+
+            return HostColumns(self)
+
+    monkeypatch.setattr(_backends, "_REGISTRY", dict(_backends._REGISTRY))
+    monkeypatch.setattr(_backends, "_LOADED", dict(_backends._LOADED))
+    register_backend("device", Device, automatic=False, holds=Device.holds)
+    grades = np.array([3, 2, 3, 0, 1, 2]).view(Held)
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
+    assert fastndcg.ndcg(grades, scores).options["backend"] == "device"
+    assert fastndcg.ndcg(np.asarray(grades), scores).options["backend"] != "device"
+    assert fastndcg.ndcg(grades, scores, backend="numpy").options["backend"] == "numpy"

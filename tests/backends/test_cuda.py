@@ -29,7 +29,6 @@ from strategies import cutoffs, discount_option, discounts, gain_option, gains, 
 import fastndcg
 from fastndcg import _backends
 from fastndcg._backends import get_backend, register_backend
-from fastndcg._backends.abi import on_cuda_device
 from fastndcg._backends.cuda import (
     MISSING_DEVICE,
     MISSING_DRIVER,
@@ -37,6 +36,7 @@ from fastndcg._backends.cuda import (
     CudaUnavailable,
     ensure_numpy_aliases,
 )
+from fastndcg._backends.cuda.memory import on_cuda_device
 from fastndcg._errors import BackendUnavailableError, InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,7 +123,7 @@ def test_backend_cuda_names_what_is_missing(monkeypatch, missing, words):
     def load():
         raise CudaUnavailable(missing)
 
-    register_backend("cuda", load, automatic=False, missing=MISSING_PACKAGE)
+    register_backend("cuda", load, automatic=False, missing=MISSING_PACKAGE, holds=on_cuda_device)
     with pytest.raises(BackendUnavailableError) as info:
         fastndcg.ndcg([1, 0], [0.5, 0.2], backend="cuda")
     assert str(info.value).startswith(f"backend='cuda' needs {words}")
@@ -411,9 +411,9 @@ def test_dlpack_tensors_are_released():
             released.append(False)
             return capsule
 
-    backend = get_backend("cuda")
-    column = backend.device_column(Counted(owner))
-    np.testing.assert_array_equal(backend.to_host(column), owner)
+    columns = get_backend("cuda").columns()
+    column = columns.array(Counted(owner), "grades")
+    np.testing.assert_array_equal(columns.host(column), owner)
     assert len(released) == 1
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastndcg._backends import codes as C
+from fastndcg._contract import codes as C
 
 pytestmark = pytest.mark.numba
 
@@ -26,15 +26,20 @@ def test_compiled_codes_match_the_source():
         C.IDEAL_MAX,
     )
     assert compiled_codes() == expected, (
-        "the Numba cache was compiled with other values of fastndcg._backends.codes: delete "
+        "the Numba cache was compiled with other values of fastndcg._contract.codes: delete "
         "fastndcg/_backends/numba/__pycache__/*.nbi and *.nbc"
     )
 
 
 AFTER_WARMUP = """
-import json, os, tempfile
+import json, logging, os, tempfile
 import numpy as np, pyarrow as pa, pyarrow.parquet as pq, fastndcg
 from numba.core import event
+
+notes = []  # fastndcg's log records: a first call that compiled for long says so
+logging.getLogger("fastndcg").addHandler(logging.Handler())
+logging.getLogger("fastndcg").handlers[-1].emit = lambda record: notes.append(record.getMessage())
+logging.getLogger("fastndcg").setLevel(logging.INFO)
 
 with event.install_recorder("numba:compile") as recorder:
     fastndcg.warmup()
@@ -82,7 +87,7 @@ for name, call in calls.items():
     compiled[name] = sorted(
         {e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer if e.is_start}
     )
-print(json.dumps({"in warmup": in_warmup, "after warmup": compiled}))
+print(json.dumps({"in warmup": in_warmup, "after warmup": compiled, "notes": notes}))
 """
 
 
@@ -117,6 +122,7 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     assert {"scan_floats", "scan_integers", "run_starts", "stray_whitespace"} <= set(
         compiled["in warmup"]
     )
+    assert compiled["notes"] == []  # loaded from the cache the helper filled: nothing to say
 
 
 def test_warmup_compiles_everything_itself_where_no_helper_can_start(tmp_path):
@@ -125,6 +131,9 @@ def test_warmup_compiles_everything_itself_where_no_helper_can_start(tmp_path):
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
     assert "score_queries" in compiled["in warmup"]
+    # compiled here, for seconds: said once, with the time and the cache
+    (note,) = compiled["notes"]
+    assert note.startswith("compiled the Numba scoring kernel in ") and str(tmp_path) in note
 
 
 def test_a_stuck_helper_is_stopped(monkeypatch):

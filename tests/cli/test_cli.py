@@ -865,6 +865,26 @@ def test_json_has_one_shape_whatever_the_number_of_inputs():
         assert set(out) == {"definition", "results"} and len(out["results"]) == n
 
 
+def test_a_long_compile_is_noted_on_stderr(monkeypatch, capsys):
+    """The backend's log record of a long first compile reaches the command's stderr."""
+    import logging
+
+    from fastndcg import cli as command
+    from fastndcg._backends.numpy import NumpyBackend
+
+    original = NumpyBackend.score
+
+    def score(self, plan):
+        logging.getLogger("fastndcg").info("compiled the scoring kernel in %.1f s", 12.0)
+        return original(self, plan)
+
+    monkeypatch.setattr(NumpyBackend, "score", score)
+    argv = ["score", str(PREDICTIONS), "--grade", "label", "--backend", "numpy"]
+    assert command.main(argv) == 0
+    assert "fastndcg: note: compiled the scoring kernel in 12.0 s\n" in capsys.readouterr().err
+    assert logging.getLogger("fastndcg").handlers == []  # the command's handler is gone after
+
+
 def test_the_first_compile_announces_itself_on_a_terminal(monkeypatch, capsys):
     from fastndcg import cli as command
     from fastndcg._backends import get_backend
@@ -873,7 +893,7 @@ def test_the_first_compile_announces_itself_on_a_terminal(monkeypatch, capsys):
     if backend is None:
         pytest.skip("numba is not available in this run")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    monkeypatch.setattr(type(backend), "scoring_kernel_cached", lambda self: False)
+    monkeypatch.setattr(type(backend), "compiled", lambda self: False)
     args = command.build_parser().parse_args(["score", str(PREDICTIONS)])
     command._announce_a_compile(args)
     err = capsys.readouterr().err

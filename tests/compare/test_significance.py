@@ -312,7 +312,7 @@ def test_warmup_compiles_the_resampling_kernels_on_request(monkeypatch):
             return _original(*args, **kwargs)
 
         monkeypatch.setattr(backend, name, record)
-    monkeypatch.setattr(_runtime, "get_backend", lambda name: backend)
+    monkeypatch.setattr(_runtime, "compiled_backends", lambda: [backend])
     fastndcg.warmup()
     assert called == []
     fastndcg.warmup(compare=True)

@@ -3,7 +3,7 @@
 Loaded on first use, never at ``import fastndcg``. It needs numba-cuda (the extra
 ``fastndcg[cuda]``), a CUDA driver and a device; where one is missing, ``backend="cuda"`` is a
 :class:`~fastndcg.BackendUnavailableError` naming it. ``backend="auto"`` picks it for inputs in
-device memory only (see :mod:`fastndcg._core.device`).
+device memory only (see :mod:`fastndcg._backends.cuda.columns`).
 
 What runs where
 ---------------
@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
+from fastndcg._backends.cuda.memory import on_cuda_device
+from fastndcg._contract import Columns, ColumnStats, DocumentIds, Plan
 
 
 class CudaUnavailable(ImportError):
@@ -105,33 +106,26 @@ def import_cuda() -> Any:
 class CudaBackend:
     """numba-cuda kernels on the current CUDA device (see :mod:`fastndcg._backends.cuda`).
 
-    Besides the operations of :class:`fastndcg._backends.Backend` it has the device operations
-    the core uses for inputs in device memory (``reads_device``): :meth:`device_column`,
-    :meth:`to_host`, :meth:`first_where`, :meth:`take`, :meth:`convert`, :meth:`flatten`.
+    Besides the operations of :class:`fastndcg._contract.Backend` it is a
+    :class:`~fastndcg._contract.DeviceBackend`: it tells inputs in CUDA device memory
+    (:meth:`holds`) and reads and checks them there (:meth:`columns`).
     """
 
     name = "cuda"
     checks_scores = True
-    serves_single_lists = False
-    reads_device = True
+    holds = staticmethod(on_cuda_device)
 
-    def __init__(self) -> None:
+    def __init__(self, host: Any) -> None:
         self._cuda = import_cuda()
         from fastndcg._backends.cuda import launch
 
         self._launch = launch.Launcher(self._cuda)
+        self.host = host  # the backend of the operations that run on the host: Numba, else NumPy
 
     @property
     def simulated(self) -> bool:
         """Whether kernels run in numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
         return bool(self._cuda.config.ENABLE_CUDASIM)
-
-    @property
-    def host(self) -> Any:
-        """The backend of the operations that run on the host: Numba, else NumPy."""
-        from fastndcg._backends import get_backend
-
-        return get_backend("numba") or get_backend("numpy")
 
     def device_name(self) -> str:
         """The name of the current device ("simulator" under the simulator)."""
@@ -143,6 +137,10 @@ class CudaBackend:
     def threads(self, n_threads: int | None) -> contextlib.AbstractContextManager[None]:
         """``n_threads`` applies to the host operations (checked as the host backend does)."""
         return self.host.threads(n_threads)
+
+    def thread_ceiling(self) -> int | None:
+        """The host backend's."""
+        return self.host.thread_ceiling()
 
     # -- scoring -----------------------------------------------------------------------------
 
@@ -164,38 +162,17 @@ class CudaBackend:
             return self.host.column_stats(values, integral)
         return self._launch.column_stats(values, integral)
 
-    def first_where(
-        self, values: Any, test: str, low: float = 0.0, high: float = 0.0, table: Any = None
-    ) -> int:
-        """First row of a device column passing ``test`` (-1: none); see ``scan.py``'s codes.
+    def columns(self) -> Columns:
+        """The columns of device memory (:mod:`fastndcg._backends.cuda.columns`)."""
+        from fastndcg._backends.cuda.columns import CudaColumns
 
-        ``test`` is "negative", "outside" (below ``low`` or at least ``high``), "nonintegral",
-        "beyond_exact" (an integer beyond 2**53), "unmapped" (``table[int(v)]`` is NaN) or
-        "nonfinite".
-        """
-        return self._launch.first_where(values, test, low, high, table)
-
-    def device_column(self, values: Any) -> Any:
-        """A device object (or host array: copied) as a numba device array, without a copy."""
-        return self._launch.device_column(values)
-
-    def to_host(self, values: Any) -> np.ndarray:
-        """A device column (or any device object) copied to a host array."""
-        return self._launch.to_host(values)
-
-    def take(self, values: Any, rows: np.ndarray) -> Any:
-        """``values[rows]`` gathered on the device (``rows`` a host array)."""
-        return self._launch.take(values, rows)
-
-    def convert(self, values: Any, dtype: Any) -> Any:
-        """A device column converted to ``dtype`` on the device (a new device array)."""
-        return self._launch.convert(values, np.dtype(dtype))
-
-    def flatten(self, values: Any) -> Any:
-        """A 2-D device array as 1-D, row after row (a view when contiguous)."""
-        return self._launch.flatten(values)
+        return CudaColumns(self, self._launch)
 
     # -- on the host -------------------------------------------------------------------------
+
+    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
+        """On the host (one query, for explanations)."""
+        return self.host.rank_query(plan, query)
 
     def run_bounds(self, ids: np.ndarray) -> np.ndarray:
         """On the host (query ids are grouped there)."""

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from fastndcg._backends.codes import (
+from fastndcg._contract.codes import (
     GAIN_EXP2,
     GAIN_LINEAR,
     SPLITMIX_GOLDEN,

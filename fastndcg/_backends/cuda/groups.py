@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from fastndcg._backends.codes import IDEAL_LOCAL, MAX_HISTOGRAM_LEVELS, TIE_AVERAGE
 from fastndcg._backends.cuda.common import (
     CAP,
     FIRST_WIDTH,
@@ -39,6 +38,7 @@ from fastndcg._backends.cuda.common import (
 )
 from fastndcg._backends.cuda.score import levels_total
 from fastndcg._backends.cuda.sort import sort_in_shared
+from fastndcg._contract.codes import IDEAL_LOCAL, MAX_HISTOGRAM_LEVELS, TIE_AVERAGE
 
 _NAN = np.nan
 _INF = np.inf

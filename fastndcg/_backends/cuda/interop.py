@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends.abi import torch_tensor
+from fastndcg._backends.cuda.memory import torch_tensor
 
 _DL_KINDS = {0: "i", 1: "u", 2: "f", 6: "b"}  # DLDataTypeCode -> typestr kind
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import codes as C
-from fastndcg._backends.abi import ColumnStats, Plan
 from fastndcg._backends.cuda import common, groups, interop, scan, score, sort
+from fastndcg._contract import ColumnStats, Plan
+from fastndcg._contract import codes as C
 
 _TESTS = {
     "negative": scan.NEGATIVE,

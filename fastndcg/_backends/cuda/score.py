@@ -37,7 +37,6 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from fastndcg._backends.codes import IDEAL_LOCAL, IDEAL_MAX, MAX_HISTOGRAM_LEVELS, TIE_AVERAGE
 from fastndcg._backends.cuda.common import (
     MODE_GAIN,
     MODE_RANK,
@@ -47,6 +46,7 @@ from fastndcg._backends.cuda.common import (
     gain,
     row_before,
 )
+from fastndcg._contract.codes import IDEAL_LOCAL, IDEAL_MAX, MAX_HISTOGRAM_LEVELS, TIE_AVERAGE
 
 _NAN = np.nan
 _PREFIX = SMALL + 1  # a shape must be a constant in device code, not an expression

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from fastndcg._backends import tuning
-from fastndcg._backends.abi import ColumnStats, DocumentIds, KernelArgs, Plan, readonly
+from fastndcg._backends.numba.args import KernelArgs
 from fastndcg._backends.numpy import scan as numpy_scan
+from fastndcg._backends.numpy import score as numpy_score
 from fastndcg._backends.numpy import trec as numpy_trec
 from fastndcg._backends.parallel import by_query_chunks, chunk_bounds, resample_bounds, run_chunks
+from fastndcg._contract import ColumnStats, DocumentIds, ListScorer, Plan, readonly
 from fastndcg._errors import OptionError
 
 # query id dtypes the run-bound kernel reads (native byte order); others are compared by NumPy
@@ -27,6 +31,7 @@ _RUN_DTYPES = tuple(
     np.dtype(t) for t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")
 )
 _NO_ORDER = np.zeros(0, dtype=np.int64)  # rows already grouped by query
+COMPILE_REPORT_S = 1.0  # a first call compiling longer than this says so
 
 
 def _import_kernels() -> tuple[Any, Any, Any, Any]:
@@ -88,20 +93,28 @@ def _cache_in_a_temporary_directory(numba: Any) -> None:
 
 
 class NumbaBackend:
-    """Numba kernels on fastndcg's thread pool (see :mod:`fastndcg._backends`)."""
+    """Numba kernels on fastndcg's thread pool (see :mod:`fastndcg._backends`).
+
+    Besides the operations of :class:`fastndcg._contract.Backend` it scores one list at a time
+    with little per-call work (a :class:`~fastndcg._contract.ListScoringBackend`) and compiles
+    its kernels into Numba's cache (a :class:`~fastndcg._contract.CompiledBackend`).
+    """
 
     name = "numba"
     checks_scores = True
-    serves_single_lists = True
 
     def __init__(self) -> None:
-        self._numba, self._score, self._scan, self._trec = _import_kernels()
+        self._numba, self.kernels, self._scan, self._trec = _import_kernels()
 
     # -- threads -----------------------------------------------------------------------------
 
     def thread_count(self) -> int:
         """Numba's current thread count (this thread included)."""
         return self._numba.get_num_threads()
+
+    def thread_ceiling(self) -> int:
+        """``NUMBA_NUM_THREADS``, fixed before numba is imported."""
+        return self._numba.config.NUMBA_NUM_THREADS
 
     @contextlib.contextmanager
     def threads(self, n_threads: int | None) -> Iterator[None]:
@@ -128,8 +141,29 @@ class NumbaBackend:
     # -- scoring -----------------------------------------------------------------------------
 
     def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
-        """DCG and IDCG of ``plan`` (see :class:`fastndcg._backends.Backend`)."""
-        kernel = self._score.score_queries
+        """DCG and IDCG of ``plan`` (see :class:`fastndcg._contract.Backend`)."""
+        if self.kernels.score_queries.overloads:
+            return self._score(plan)
+        with self._reporting_a_compile():  # the first call of this process
+            return self._score(plan)
+
+    @contextlib.contextmanager
+    def _reporting_a_compile(self) -> Iterator[None]:
+        """Log once (logger ``fastndcg``, INFO) a first call that compiled for over a second."""
+        cached = self.compiled()
+        start = time.perf_counter()
+        yield
+        seconds = time.perf_counter() - start
+        if not cached and seconds > COMPILE_REPORT_S:
+            logging.getLogger("fastndcg").info(
+                "compiled the Numba scoring kernel in %.1f s, once: later calls and processes "
+                "load it from the cache in %s (`fastndcg warmup` compiles it ahead)",
+                seconds,
+                self.cache_dir(),
+            )
+
+    def _score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
+        kernel = self.kernels.score_queries
         threads = self.thread_count()
         rows = plan.offsets[-1]
         dcg = np.zeros((plan.cutoffs.size, plan.n_queries))  # the kernel's layout; returned as .T
@@ -146,11 +180,17 @@ class NumbaBackend:
         )
         return dcg.T, idcg.T, sum(counts)
 
-    def score_range(
-        self, args: KernelArgs, q0: int, q1: int, dcg: np.ndarray, idcg: np.ndarray
-    ) -> int:
-        """The scoring kernel on queries ``q0:q1``, on this thread (outputs ``[cutoff, query]``)."""
-        return self._score.score_queries(q0, q1, args.packed(), dcg, idcg)
+    def list_scorer(
+        self, plan_of: Callable[[np.ndarray, np.ndarray], Plan], n_cutoffs: int
+    ) -> ListScorer:
+        """One list per call on this thread (:mod:`fastndcg._backends.numba.lists`)."""
+        from fastndcg._backends.numba.lists import NumbaListScorer
+
+        return NumbaListScorer(self, plan_of, n_cutoffs)
+
+    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
+        """The NumPy twin's ranking of one query (the kernels rank the same way)."""
+        return numpy_score.rank_query(plan, query)
 
     # -- scans -------------------------------------------------------------------------------
 
@@ -367,9 +407,9 @@ class NumbaBackend:
 
     # -- the compile cache -------------------------------------------------------------------
 
-    def scoring_kernel_cached(self) -> bool:
+    def compiled(self) -> bool:
         """Whether the scoring kernel is compiled in this process or in the compile cache."""
-        kernel = self._score.score_queries
+        kernel = self.kernels.score_queries
         if kernel.overloads:
             return True
         try:  # Numba's cache index for the current source (empty when stale or missing)
@@ -379,11 +419,22 @@ class NumbaBackend:
 
     def cache_dir(self) -> str:
         """The directory Numba's cache of the kernels is in (where this process put it)."""
-        return str(self._score.score_queries._cache._cache_path)
+        return str(self.kernels.score_queries._cache._cache_path)
 
     def compiled_codes(self) -> tuple[int, ...]:
         """The integer codes as frozen into the compiled scoring kernel (a stale-cache check)."""
-        return self._score.compiled_codes()
+        return self.kernels.compiled_codes()
+
+    def facts(self) -> dict[str, Any]:
+        """Numba's version, threading layer, thread counts and cache directory."""
+        numba = self._numba
+        return {
+            "numba": numba.__version__,
+            "threading layer": numba.threading_layer(),
+            "threads": numba.get_num_threads(),
+            "max threads (NUMBA_NUM_THREADS)": numba.config.NUMBA_NUM_THREADS,
+            "cache dir": self.cache_dir(),
+        }
 
 
 def _id_bytes(column: Any) -> tuple[np.ndarray, np.ndarray]:

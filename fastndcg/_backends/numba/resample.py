@@ -3,7 +3,7 @@
 ``numpy/resample.py`` is their NumPy twin: both files define the same functions with the same
 signatures and give bit-identical results. The random numbers are the counter-based streams
 documented in :mod:`fastndcg._compare.rng` (keys and Poisson tables are computed there and
-passed in as integers and arrays; the constants come from :mod:`fastndcg._backends.codes`);
+passed in as integers and arrays; the constants come from :mod:`fastndcg._contract.codes`);
 every sum runs over the
 queries in order (each resample's sum is a sequential left-to-right sum, never a pairwise or
 reassociated one) and the kernels compile without ``fastmath``, so each product and sum is one
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fastndcg._backends.codes import (
+from fastndcg._contract.codes import (
     POISSON_DOMAIN,
     POISSON_WIDTH,
     RESAMPLE_LANES,

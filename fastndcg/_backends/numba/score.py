@@ -56,7 +56,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fastndcg._backends.codes import (
+from fastndcg._contract.codes import (
     GAIN_EXP2,
     GAIN_LINEAR,
     IDEAL_GLOBAL,
@@ -942,7 +942,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     The outputs are (n_cutoffs, n_queries): callers see them transposed, as (n_queries,
     n_cutoffs) arrays whose columns are contiguous, which the per-cutoff means read fast.
 
-    ``inputs`` holds the fields of :class:`~fastndcg._backends.abi.KernelArgs` (offsets,
+    ``inputs`` holds the fields of :class:`~fastndcg._backends.numba.args.KernelArgs` (offsets,
     grades, grade_code, scores, score_code, ranked, tie_mode, tie_key, seed, gain_mode,
     gain_table, level_order, level_gain, discount, discount_prefix, cutoffs, k_max,
     ideal_mode, ideal_offsets, ideal_grades, ideal_code, max_gain) as a plain tuple

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fastndcg._backends.codes import SPLITMIX_GOLDEN
+from fastndcg._contract.codes import SPLITMIX_GOLDEN
 
 _GOLDEN = np.uint64(SPLITMIX_GOLDEN)
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends.abi import ColumnStats, DocumentIds, Plan
 from fastndcg._backends.numpy import resample, scan, score, trec
+from fastndcg._contract import ColumnStats, DocumentIds, Plan
 from fastndcg._errors import OptionError
 
 
@@ -22,11 +22,14 @@ class NumpyBackend:
 
     name = "numpy"
     checks_scores = False
-    serves_single_lists = False
 
     def thread_count(self) -> int:
         """Always one thread."""
         return 1
+
+    def thread_ceiling(self) -> None:
+        """Any ``n_threads`` is accepted (and one thread used)."""
+        return None
 
     @contextlib.contextmanager
     def threads(self, n_threads: int | None) -> Iterator[None]:
@@ -43,6 +46,10 @@ class NumpyBackend:
     def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
         """DCG and IDCG of ``plan``; the scores were checked before (no count)."""
         return (*score.score_queries(plan), 0)
+
+    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ranking :meth:`score` makes of one query, and its rows' gains."""
+        return score.rank_query(plan, query)
 
     def column_stats(self, values: np.ndarray, integral: bool = True) -> ColumnStats:
         """One scan of ``values`` in blocks of rows."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastndcg._backends.codes import (
+from fastndcg._contract.codes import (
     POISSON_DOMAIN,
     SPLITMIX_GOLDEN,
     SPLITMIX_MIX1,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastndcg._backends.abi import ColumnStats
 from fastndcg._backends.tuning import NUMPY_BLOCK_ROWS
+from fastndcg._contract import ColumnStats
 
 
 def column_stats(values: np.ndarray, integral: bool = True) -> ColumnStats:

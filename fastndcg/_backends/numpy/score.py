@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from fastndcg._backends import codes as C
-from fastndcg._backends.abi import Plan
 from fastndcg._backends.tuning import NUMPY_CELLS, NUMPY_PARTIAL_RATIO
+from fastndcg._contract import Plan
+from fastndcg._contract import codes as C
 
 _EXACT_SUM = 2.0**53  # integer gains whose magnitudes sum below this add exactly, in any order
 
@@ -60,6 +60,21 @@ def score_queries(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
         for queries, width in _blocks(ideal_lengths):
             _ideal_block(plan, queries, width, ideal_lengths[queries], idcg)
     return dcg, idcg
+
+
+def rank_query(plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of one query's rows in rank order, and the gain of each row (row order).
+
+    The ranking :func:`score_queries` makes, for a block of this one query.
+    """
+    start, end = int(plan.offsets[query]), int(plan.offsets[query + 1])
+    gains = gains_of(plan.grades[start:end], plan)
+    if plan.scores is None:
+        return np.arange(end - start), gains
+    rows = np.arange(start, end)[None, :]
+    scores = plan.scores[start:end].astype(np.float64)[None, :]
+    order = _rank_order(plan, scores, gains[None, :], rows, np.ones(rows.shape, dtype=bool))
+    return order[0], gains
 
 
 def _blocks(lengths: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:

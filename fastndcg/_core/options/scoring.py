@@ -6,7 +6,7 @@ show them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from fastndcg._backends import backend_names
 from fastndcg._core.options.model import (
@@ -28,7 +28,6 @@ from fastndcg._core.options.model import (
 from fastndcg._core.specs import parse_cutoffs, parse_discount, parse_gain
 from fastndcg._core.vocabulary import (
     AGGREGATES,
-    BACKENDS,
     DISCOUNT_NAMES,
     ENGINES,
     FORMATS,
@@ -42,8 +41,25 @@ from fastndcg._core.vocabulary import (
     TOOL_AGGREGATES,
     VALIDATIONS,
     ZERO_IDCG,
-    choose,
 )
+
+
+class _BackendNames(Sequence[str]):
+    """The choices of ``backend=``: ``"auto"`` and every registered backend, read when asked.
+
+    The registry (:mod:`fastndcg._backends`) is their one source: a backend registered later
+    is accepted by the keyword, the command line's ``--backend`` and the documentation alike.
+    """
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return ("auto", *backend_names())[index]
+
+    def __len__(self) -> int:
+        return 1 + len(backend_names())
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
 
 _ARRAYS = frozenset({NDCG, TABLE})  # entry points that take every data option
 _DEFINING = frozenset({NDCG, TABLE, PARQUET, RUN, STREAM, SCORER, SCALEOUT, COMMAND})
@@ -190,8 +206,7 @@ _TABLE = (
         "auto",
         "runtime",
         _DEFINING,
-        lambda value: choose("backend", value, ("auto", *backend_names())),
-        choices=BACKENDS,
+        choices=_BackendNames(),
         flag=Flag(("--backend",), help="compute backend"),
     ),
     Option(

@@ -1,0 +1,174 @@
+"""The records the core builds and the backends read: arrays and integer codes, named.
+
+Nothing here validates: the core has checked every value before it builds these records.
+
+- :class:`ColumnStats`: what one scan of a column found (validation and planning read it).
+- :class:`Layout`: queries in CSR form, as the entry points build them.
+- :class:`Plan`: everything a backend needs to score a layout.
+- :class:`DocumentIds`: a TREC run's or its judgments' document ids, in the form a backend's
+  join compares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from fastndcg._contract.protocol import Columns
+
+# the dtypes kernels read without a copy: grades in any of them, scores in the first two
+GRADE_SLOTS = tuple(
+    np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16, np.int8, np.uint8)
+)
+SCORE_SLOTS = GRADE_SLOTS[:2]
+
+
+def readonly(values: np.ndarray) -> np.ndarray:
+    """``values``, or a read-only view of it (device arrays unchanged).
+
+    Numba compiles a kernel once per array type, and writeability is part of the type: passing
+    every column read-only (as Arrow hands them over) halves the signatures to compile.
+    """
+    if not isinstance(values, np.ndarray):
+        return values
+    if values.flags.writeable:
+        values = values.view()
+        values.flags.writeable = False
+    return values
+
+
+def input_row(row: int) -> str:
+    """How an error names row ``row`` of flat input."""
+    return f"row {row}"
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """What one pass over a column found.
+
+    ``first_nonfinite``/``first_nonintegral`` are row numbers, -1 when there is none (or, for
+    ``first_nonintegral``, when the scan was told not to look). ``low`` and ``high`` (the
+    extreme values; inf/-inf for an empty column) are only meaningful when every value is
+    finite.
+    """
+
+    low: float
+    high: float
+    first_nonfinite: int
+    first_nonintegral: int
+
+    @property
+    def integral(self) -> bool:
+        """True when every value is a whole number."""
+        return self.first_nonintegral < 0
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Queries in CSR form.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]`` (always on the host).
+    grades : array
+        Relevance grade of every row (one of the kernel dtypes), where ``columns`` holds it.
+    scores : array of float64 or float32, or None
+        Model score of every row (held with the grades); None when rows are already in ranked
+        order.
+    query_ids : ndarray
+        Identifier of every query, in layout order.
+    grade_stats : ColumnStats
+        Range and integrality of the grades (from the validation pass).
+    row_order : ndarray of int64 or None
+        ``row_order[r]`` is the input row that became layout row ``r``; None when no rows moved.
+    scores_checked : bool
+        False while the scores may still hold a NaN or an infinite value: a backend that checks
+        scores as it reads them (``checks_scores``) counts them, and the core then names the
+        first one.
+    where : callable
+        Words an input row for error messages.
+    names : tuple of str
+        How error messages name the grades and the scores (a table's column names).
+    device_offsets : device array or None
+        The offsets where the grades are, when given there in a form the backend reads in place.
+    columns : Columns or None
+        What holds the grades and scores (None: host memory); see
+        :class:`fastndcg._contract.protocol.Columns`.
+    """
+
+    offsets: np.ndarray
+    grades: np.ndarray
+    scores: np.ndarray | None
+    query_ids: np.ndarray
+    grade_stats: ColumnStats
+    row_order: np.ndarray | None = None
+    scores_checked: bool = True
+    where: Callable[[int], str] = input_row
+    names: tuple[str, str] = ("grades", "scores")
+    device_offsets: Any = None
+    columns: Columns | None = None
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return self.offsets.size - 1
+
+    def input_row(self, row: int) -> int:
+        """Input row that became layout row ``row`` (for error messages)."""
+        return int(row if self.row_order is None else self.row_order[row])
+
+    def query_of_row(self, row: int) -> Any:
+        """Query id of layout row ``row``."""
+        query = self.query_ids[int(np.searchsorted(self.offsets, row, side="right")) - 1]
+        return query.item() if isinstance(query, np.generic) else query
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a backend needs to score a layout, as arrays and integer codes."""
+
+    offsets: np.ndarray
+    grades: np.ndarray  # grades (any kernel dtype), or float64 gains when precomputed
+    scores: np.ndarray | None  # float64 or float32; None: rows are in ranked order
+    tie_mode: int
+    tie_key: np.ndarray
+    seed: int
+    gain_mode: int
+    gain_table: np.ndarray
+    level_order: np.ndarray  # non-empty: ideal grades are integers in [0, size): IDCG by counting
+    level_gain: np.ndarray
+    discount: np.ndarray
+    discount_prefix: np.ndarray
+    cutoffs: np.ndarray  # int64, WHOLE_LIST for "no cutoff"
+    k_max: int
+    ideal_mode: int
+    ideal_offsets: np.ndarray
+    ideal_grades: np.ndarray
+    max_gain: float
+    device_offsets: Any = None  # ``offsets`` where the grades are, when given there
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return self.offsets.size - 1
+
+
+@dataclass(frozen=True)
+class DocumentIds:
+    """The document ids of a run or of judgments, as a backend's join compares them.
+
+    ``column`` holds the ids themselves, for messages. The Numba join compares their bytes: id
+    ``r`` is ``data[bounds[r]:bounds[r + 1]]``. The NumPy join compares integer ``codes``
+    instead, shared by the run and the judgments (numbered in descending byte order of the ids
+    when trec_eval's tie order is asked for).
+    """
+
+    column: Any  # pyarrow.ChunkedArray of strings
+    bounds: np.ndarray | None = None
+    data: np.ndarray | None = None
+    codes: np.ndarray | None = None

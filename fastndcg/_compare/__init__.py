@@ -7,7 +7,7 @@ Modules (no module here imports a kernel; the resampling runs behind the backend
 * :mod:`.runs`: :func:`compare` (paired comparison of systems), :func:`compare_runs` and
   :func:`compare_table`, option checks and orchestration;
 * :mod:`.align`: pairing queries by id under the missing-query policy;
-* :mod:`.significance`: the tests and intervals; :mod:`.tdist`: Student's t without scipy;
+* :mod:`.significance`: the tests and intervals (Student's t and Wilcoxon from scipy);
   :mod:`.multitest`: Holm, Bonferroni and Benjamini-Hochberg adjustments;
 * :mod:`.rng`: the counter-based random streams (keys and Poisson tables) the backends'
   ``signflip_sums`` and ``bootstrap_sums`` draw from;

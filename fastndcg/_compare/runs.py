@@ -132,11 +132,10 @@ def compare(
         vectors; :math:`\gamma = 100\epsilon|T|` treats floating-point near-ties as ties, as
         ``scipy.stats.permutation_test`` does. ``"t"``: paired t-test,
         :math:`t = \bar d / (s/\sqrt n)`, :math:`p = P(|T_{n-1}| \ge |t|)` (equal to
-        ``scipy.stats.ttest_rel``; scipy is not needed). ``"bootstrap"``: paired bootstrap of
+        ``scipy.stats.ttest_rel``). ``"bootstrap"``: paired bootstrap of
         the queries (indices drawn with replacement),
         :math:`p = (1 + \#\{|\bar d^*_i - \bar d| \ge |\bar d|\}) / (1 + B)` (the bootstrap
-        distribution shifted to the null). ``"wilcoxon"``: ``scipy.stats.wilcoxon(d)`` (needs
-        scipy).
+        distribution shifted to the null). ``"wilcoxon"``: ``scipy.stats.wilcoxon(d)``.
     n_resamples : int, default 10000
         :math:`B`, the random sign vectors or bootstrap samples.
     correction : {"holm", "bonferroni", "bh", None}, default "holm"
@@ -187,7 +186,7 @@ def compare(
         (``missing="error"``) queries some systems lack (:class:`InputTypeError` for results
         of the wrong type).
     ImportError
-        ``test="wilcoxon"`` without scipy, or ``backend="numba"`` without numba.
+        ``backend="numba"`` without numba.
 
     Examples
     --------
@@ -253,7 +252,7 @@ def _compare(
             used = ~(np.isnan(va) | np.isnan(vb))
             xa, xb = va[used], vb[used]
             d = xb - xa
-            mean, sd = significance.mean_and_sd(d)
+            mean, var = significance.mean_and_var(d)
             row = dict.fromkeys(COLUMNS)
             row.update(
                 cutoff=k,
@@ -262,7 +261,7 @@ def _compare(
                 mean_baseline=float(np.mean(xa)) if xa.size else math.nan,
                 mean_system=float(np.mean(xb)) if xb.size else math.nan,
                 delta=mean,
-                effect_size=mean / sd if sd and not math.isnan(sd) else math.nan,
+                effect_size=mean / math.sqrt(var) if var and not math.isnan(var) else math.nan,
                 wins=int(np.count_nonzero(xb > xa)),
                 ties=int(np.count_nonzero(xb == xa)),
                 losses=int(np.count_nonzero(xb < xa)),
@@ -298,8 +297,8 @@ def _compare(
         for s, name in enumerate(names):
             v = values[s, :, j]
             x = v[~np.isnan(v)]
-            mean, sd = significance.mean_and_sd(x)
-            low, high = significance.t_interval(mean, sd, x.size, ci)
+            mean, var = significance.mean_and_var(x)
+            low, high = significance.t_interval(mean, var, x.size, ci)
             systems.append(
                 {
                     "cutoff": k,

@@ -185,29 +185,14 @@ def compare_runs(
     >>> [(r["baseline"], r["system"], r["wins"], r["ties"], r["losses"]) for r in c.rows]
     [('x', 'y', 1, 1, 1)]
     """
-    checked = comparison_options(
-        baseline=baseline,
-        test=test,
-        n_resamples=n_resamples,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        seed=seed,
-        missing=missing,
-    )
+    checked = comparison_options(locals())
     _check_scoring_options(dict(options), "compare_runs()", RUN)
     named = _named(runs, "runs")
     check_baseline(checked["baseline"], list(named))
     results, sources = score_runs(
         qrels, named, seed=checked["seed"], missing=checked["missing"], preset=preset, **options
     )
-    comparison = compare(
-        results,
-        backend=options.get("backend", "auto"),
-        n_threads=options.get("n_threads"),
-        **checked,
-    )
-    return replace(comparison, sources=sources)
+    return compare_scored(results, sources, checked, options)
 
 
 def score_runs(
@@ -294,16 +279,7 @@ def compare_table(
     >>> row["mean_baseline"], row["mean_system"], (row["wins"], row["ties"], row["losses"])
     (0.6666666666666666, 0.6666666666666666, (1, 1, 1))
     """
-    checked = comparison_options(
-        baseline=baseline,
-        test=test,
-        n_resamples=n_resamples,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        seed=seed,
-        missing=missing,
-    )
+    checked = comparison_options(locals())
     if "score" in options:
         raise OptionTypeError(
             "compare_table() takes the systems' score columns as `scores=`, not `score=`",
@@ -318,13 +294,27 @@ def compare_table(
     results, sources = score_tables(
         named, qid=qid, grade=grade, seed=checked["seed"], preset=preset, **options
     )
+    return compare_scored(results, sources, checked, options)
+
+
+def compare_scored(
+    results: dict[str, NDCGResult],
+    sources: Mapping[str, Any],
+    checked: dict[str, Any],
+    runtime: Mapping[str, Any],
+) -> PairedComparison:
+    """:func:`compare` of systems scored here, with where to read each again for ``explain``.
+
+    ``checked`` are the comparison's options; ``backend`` and ``n_threads`` in ``runtime`` (the
+    scoring's options) also run the resampling.
+    """
     comparison = compare(
         results,
-        backend=options.get("backend", "auto"),
-        n_threads=options.get("n_threads"),
+        backend=runtime.get("backend", "auto"),
+        n_threads=runtime.get("n_threads"),
         **checked,
     )
-    return replace(comparison, sources=sources)
+    return replace(comparison, sources=dict(sources))
 
 
 def score_tables(
@@ -392,6 +382,7 @@ __all__ = [
     "COMPARE_OPTIONS",
     "compare",
     "compare_runs",
+    "compare_scored",
     "compare_table",
     "score_runs",
     "score_tables",

@@ -20,10 +20,7 @@ from fastndcg._backends import Backend, resolve_backend
 from fastndcg._compare import align, significance
 from fastndcg._compare.multitest import adjust
 from fastndcg._compare.report import COLUMNS, PairedComparison
-from fastndcg._core.options import (
-    parse,
-    parse_compare,
-)
+from fastndcg._core.options import COMPARE_OPTIONS, parse, parse_compare
 from fastndcg._errors import (
     InputError,
     InputTypeError,
@@ -88,9 +85,13 @@ def _pairs(names: list[str], baseline: str | None) -> list[tuple[int, int]]:
     return [(base, s) for s in range(len(names)) if s != base]
 
 
-def comparison_options(**given: Any) -> dict[str, Any]:
-    """The comparison's options checked through its table (before any data is read)."""
-    return {name: parse_compare(name, value) for name, value in given.items()}
+def comparison_options(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The comparison's options among a call's ``arguments`` (its ``locals()``), checked.
+
+    Every name of :data:`~fastndcg._core.options.COMPARE_OPTIONS` is taken, and checked through
+    its record before any data is read.
+    """
+    return {name: parse_compare(name, arguments[name]) for name in COMPARE_OPTIONS}
 
 
 def compare(
@@ -205,16 +206,7 @@ def compare(
     >>> row["ci_low"] < row["delta"] < row["ci_high"]
     True
     """
-    checked = comparison_options(
-        baseline=baseline,
-        test=test,
-        n_resamples=n_resamples,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        seed=seed,
-        missing=missing,
-    )
+    checked = comparison_options(locals())
     engine = resolve_backend(parse("backend", backend))
     threads = parse("n_threads", n_threads)
     names, runs = _check_results(results)

@@ -42,6 +42,7 @@ from fastndcg._compare.explanation import (
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import Layout, build_layout
 from fastndcg._core.options import TABLE, data_options, split_options
+from fastndcg._core.options.comparing import compared_cutoff
 from fastndcg._core.vocabulary import plain
 from fastndcg._errors import InputError, OptionError
 from fastndcg._io.arrow import as_arrow, table_layout
@@ -510,15 +511,7 @@ def explain_systems(
     :class:`RunSource`).
     """
     cutoffs = next(iter(results.values())).k
-    if k is ...:
-        k = cutoffs[0]
-    if k not in cutoffs:
-        raise OptionError(
-            f"`k={k!r}` was not compared",
-            option="k",
-            value=k,
-            fix=f"the cutoffs are {', '.join('None' if c is None else str(c) for c in cutoffs)}",
-        )
+    k = compared_cutoff(k, cutoffs)
     j = cutoffs.index(k)
     names = list(results)
     if systems is None:

@@ -25,8 +25,13 @@ from fastndcg._errors import OptionError, OptionTypeError
 COMPARE = "compare"  # fastndcg.compare, compare_runs, compare_table
 COMPARE_COMMAND = "compare command"  # fastndcg compare
 EXPLAIN_COMMAND = "explain command"  # fastndcg explain
+DEFINITIONS = "compare_definitions"  # fastndcg.compare_definitions
+PLOT = "plot"  # PairedComparison.plot and the figures of fastndcg._compare.plots
+EXPLAIN = "explain"  # PairedComparison.explain
 _COMPARING = frozenset({COMPARE, COMPARE_COMMAND})
 MAX_SEED = 1 << 64
+ENTRY_POINT_NAMES = ("ndcg", "ndcg_table", "ndcg_parquet", "ndcg_run")  # compare_definitions
+PLOT_KINDS = ("forest", "waterfall", "ndcg_at_k", "distribution")
 
 
 def _compare_seed(value: Any) -> int:
@@ -259,7 +264,7 @@ COMPARE_COMMAND_ONLY = (
         "forest",
         "output",
         frozenset({COMPARE_COMMAND}),
-        choices=("forest", "waterfall", "ndcg_at_k", "distribution"),
+        choices=PLOT_KINDS,
         flag=Flag(("--plot-kind",), help="the plot --plot draws"),
     ),
     Option(
@@ -302,6 +307,160 @@ COMPARE_COMMAND_OPTIONS: Mapping[str, Option] = {
 }
 
 
+def _tolerance(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise OptionTypeError(
+            "`tolerance` must be a number >= 0",
+            option="tolerance",
+            value=value,
+            fix=f"got {value!r}",
+        )
+    if not value >= 0:  # NaN too
+        raise OptionError(
+            "`tolerance` must be a number >= 0",
+            option="tolerance",
+            value=value,
+            fix=f"got {value!r}",
+        )
+    return float(value)
+
+
+def _definitions(value: Any) -> Any:
+    """At least one definition, each a preset name or a mapping of options."""
+    if not value:
+        raise OptionError(
+            "`definitions` is empty",
+            option="definitions",
+            value=value,
+            fix="give preset names and/or dicts of options",
+        )
+    for spec in value.values() if isinstance(value, Mapping) else value:
+        if not isinstance(spec, (str, Mapping)):
+            raise OptionTypeError(
+                "a definition is a preset name or a dict of options",
+                option="definitions",
+                value=spec,
+                fix=f"got {type(spec).__name__}",
+            )
+    return value
+
+
+def _using(value: Any) -> Any:
+    if callable(value):
+        return value
+    return choose("using", value, ENTRY_POINT_NAMES, also="a function returning an NDCGResult")
+
+
+def _shown_cutoff(value: Any) -> Any:
+    """``...`` (the first cutoff compared), None (the whole list) or an int >= 1."""
+    return value if value is ... else check_optional_int("k", 1, "an int >= 1 or None")(value)
+
+
+def _system_name(name: str) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if value is not None and not isinstance(value, str):
+            raise OptionTypeError(
+                f"`{name}` must be a system name (str)",
+                option=name,
+                value=value,
+                fix=f"got {value!r}",
+            )
+        return value
+
+    return check
+
+
+# options of compare_definitions, and of a comparison's plots and explanations
+_VIEW_TABLE = (
+    Option(
+        "definitions",
+        "the definitions compared: preset names and/or dicts of options (a mapping labels them)",
+        None,
+        "comparison",
+        frozenset({DEFINITIONS}),
+        _definitions,
+        values="non-empty sequence or mapping of preset names and dicts",
+    ),
+    Option(
+        "using",
+        "the entry point that scores the inputs",
+        "ndcg",
+        "comparison",
+        frozenset({DEFINITIONS}),
+        _using,
+        choices=ENTRY_POINT_NAMES,
+        values="an entry point's name, or a function returning an NDCGResult",
+    ),
+    Option(
+        "tolerance",
+        "per-query values closer than this count as equal",
+        1e-12,
+        "comparison",
+        frozenset({DEFINITIONS}),
+        _tolerance,
+        values="number >= 0",
+    ),
+    Option(
+        "kind",
+        "the figure drawn",
+        "forest",
+        "output",
+        frozenset({PLOT}),
+        choices=PLOT_KINDS,
+    ),
+    Option(
+        "k",
+        "the cutoff shown: one of the comparison's (default: the first)",
+        ...,
+        "output",
+        frozenset({PLOT, EXPLAIN}),
+        _shown_cutoff,
+        values="one of the cutoffs compared",
+    ),
+    Option(
+        "system",
+        "the system of the comparison shown (default: the first)",
+        None,
+        "output",
+        frozenset({PLOT}),
+        _system_name("system"),
+        values="None, a system name",
+    ),
+    Option(
+        "baseline",
+        "the baseline of the comparison shown (default: the first)",
+        None,
+        "output",
+        frozenset({PLOT}),
+        _system_name("baseline"),
+        values="None, a system name",
+    ),
+)
+VIEW_OPTIONS: Mapping[str, Option] = {option.name: option for option in _VIEW_TABLE}
+"""The options of :func:`fastndcg.compare_definitions` and of a comparison's plots and
+explanations (in no command's parser: ``fastndcg compare`` has ``--plot-kind``)."""
+
+
 def parse_compare(name: str, value: Any) -> Any:
     """``value`` of the comparison's option ``name`` checked and parsed."""
     return COMPARE_OPTIONS[name].check(value)
+
+
+def parse_view(name: str, value: Any) -> Any:
+    """``value`` of option ``name`` of :data:`VIEW_OPTIONS` checked and parsed."""
+    return VIEW_OPTIONS[name].check(value)
+
+
+def compared_cutoff(k: Any, cutoffs: tuple[int | None, ...]) -> int | None:
+    """The cutoff ``k`` a plot or an explanation shows: one of ``cutoffs`` (``...``: the first)."""
+    k = parse_view("k", k)
+    if k is ...:
+        return cutoffs[0]
+    if k not in cutoffs:
+        raise OptionError(
+            f"`k={k!r}` was not compared",
+            option="k",
+            value=k,
+            fix=f"the cutoffs are {', '.join('None' if c is None else str(c) for c in cutoffs)}",
+        )
+    return k

@@ -131,7 +131,8 @@ class PairedComparison:
     Attributes
     ----------
     test, n_resamples, seed, correction, alpha, ci, missing, baseline, backend
-        The options the comparison ran with (``backend`` resolved to "numba" or "numpy").
+        The options the comparison ran with (``backend`` resolved to the name of the backend
+        that ran: one of :func:`fastndcg.available_backends`).
     names : tuple of str
         The systems, in the order given.
     cutoffs : tuple of (int or None)

@@ -157,16 +157,16 @@ def compare(
     seed : int, default 0
         Seed of the resampling, :math:`0 \le` seed :math:`< 2^{64}`. Resample :math:`i` is a
         function of (seed, :math:`i`) only: results are identical for any thread count and on
-        both backends.
+        every backend.
     missing : {"error", "zero", "intersection"}, default "error"
         A query some systems lack: ``"error"`` raises (naming how many each lacks),
         ``"zero"`` scores it 0 for them (like ``trec_eval -c``), ``"intersection"`` keeps
         only the queries every system has (the count dropped is reported). Queries skipped
         for having no relevant item (NaN) are left out of each comparison they touch, and
         counted.
-    backend : {"auto", "numba", "numpy"}, default "auto"
-        Where the resampling runs: numba kernels on fastndcg's thread pool or their NumPy
-        twin; the results are bit-identical.
+    backend : str, default "auto"
+        Where the resampling runs: a name from :func:`fastndcg.available_backends`, as the
+        ``backend`` option of :func:`fastndcg.ndcg` takes it; every backend gives the same bits.
     n_threads : int, optional
         Threads for the resampling (restored after); the results do not depend on it.
 
@@ -187,7 +187,7 @@ def compare(
         (``missing="error"``) queries some systems lack (:class:`InputTypeError` for results
         of the wrong type).
     ImportError
-        ``backend="numba"`` without numba.
+        A ``backend`` that cannot run here (:class:`BackendUnavailableError`).
 
     Examples
     --------

@@ -11,8 +11,10 @@ Modules (no module here imports a kernel; the resampling runs behind the backend
   :mod:`.multitest`: Holm, Bonferroni and Benjamini-Hochberg adjustments;
 * :mod:`.rng`: the counter-based random streams (keys and Poisson tables) the backends'
   ``signflip_sums`` and ``bootstrap_sums`` draw from;
-* :mod:`.report`: :class:`PairedComparison` and its tables;
-* :mod:`.explain`: one query's ranked list, row by row; :mod:`.plots`: the figures.
+* :mod:`.report`: :class:`PairedComparison`; :mod:`.tables`: the table model its printed,
+  Markdown and LaTeX tables and those of the explanations share;
+* :mod:`.explain`: one query's ranked list, row by row (:mod:`.explanation`: its result and
+  rendering); :mod:`.plots`: the figures.
 """
 
 from fastndcg._compare.conveniences import compare_runs, compare_table, system_names

@@ -20,7 +20,7 @@ from fastndcg._compare.conveniences import (
     system_names,
 )
 from fastndcg._compare.explain import explain_systems
-from fastndcg._compare.explanation import QueryExplanation
+from fastndcg._compare.explanation import QueryExplanation, render
 from fastndcg._compare.report import COLUMNS, PairedComparison
 from fastndcg._compare.runs import comparison_options
 from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
@@ -201,14 +201,14 @@ def explain_command(args: argparse.Namespace, given: set[str]) -> int:
         raise UsageError("explain needs --query QID (the query to show)")
     if len(args.k) != 1:
         raise UsageError("explain shows one cutoff: give one -k (or -k all)")
-    if args.format not in ("table", "json"):
-        raise UsageError(f"explain writes --format table or json, not {args.format}")
+    if args.format == "csv":
+        raise UsageError("explain writes --format table, json, markdown or latex, not csv")
     seed = args.seed if args.seed is not None else COMPARE_OPTIONS["seed"].default
     results, sources = _score(args, given, seed, "zero")
     explanation: QueryExplanation = explain_systems(
         results, sources, args.query, k=args.k[0], systems=args.system
     )
-    text = explanation.to_json() if args.format == "json" else repr(explanation)
+    text = explanation.to_json() if args.format == "json" else render(explanation, args.format)
     print(text, flush=True)
     return 0
 

@@ -239,7 +239,7 @@ COMPARE_COMMAND_ONLY = (
     ),
     Option(
         "format",
-        "output format (explain: table or json)",
+        "output format (explain: not csv)",
         "table",
         "output",
         frozenset({COMPARE_COMMAND, EXPLAIN_COMMAND}),

@@ -131,7 +131,7 @@ def explain_plan(
     order = _ranking(plan, q, gains)
     ranked_gains = gains[order]
     ranked_scores = None if plan.scores is None else plan.scores[s:e].astype(np.float64)[order]
-    group = _tie_groups(ranked_scores)
+    group = np.arange(n) if ranked_scores is None else _tie_groups(ranked_scores)  # ranked: no ties
     sizes = np.bincount(group, minlength=n) if n else np.zeros(0, dtype=np.int64)
     average = plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE
     if average and n:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import struct
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from compare_data import run_without
 
 import fastndcg
 from fastndcg import OptionError, OptionTypeError
@@ -128,30 +126,16 @@ def test_the_view_options_default_as_the_signatures_do():
 
 
 def test_plots_need_matplotlib_and_say_how_to_get_it():
-    code = textwrap.dedent(
+    out = run_without(
+        "matplotlib",
         """
-        import importlib.abc, sys
-        class Block(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] == "matplotlib":
-                    raise ImportError(f"No module named {name!r}")
-        sys.meta_path.insert(0, Block())
-        import numpy as np, fastndcg
-        def result(v):
-            v = np.asarray(v, float).reshape(-1, 1)
-            return fastndcg.NDCGResult(k=(10,), per_query=v, dcg=v, idcg=v, mean=v.mean(0),
-                                       query_ids=np.arange(len(v)), n_skipped=np.zeros(1))
-        c = fastndcg.compare({"a": result([0.1, 0.5, 0.3]), "b": result([0.2, 0.6, 0.2])},
-                             n_resamples=50, backend="numpy")
         try:
             c.plot("forest")
         except ImportError as exc:
             print(exc)
-        """
+        """,
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert "pip install 'fastndcg[plot]'" in run.stdout
+    assert "pip install 'fastndcg[plot]'" in out
 
 
 def test_the_plot_extra_is_matplotlib():

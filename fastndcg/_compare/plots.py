@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._core.options.comparing import PLOT_KINDS, compared_cutoff, parse_view
+from fastndcg._core.options.comparing import (
+    PLOT_KINDS,
+    compared_cutoff,
+    parse_compare,
+    parse_view,
+)
 from fastndcg._errors import OptionError
 
 KINDS = PLOT_KINDS
@@ -56,7 +61,7 @@ def _interval(comparison: Any) -> str:
 
 
 def _row(comparison: Any, k: int | None, system: str | None, baseline: str | None) -> dict:
-    system, baseline = parse_view("system", system), parse_view("baseline", baseline)
+    system, baseline = parse_view("system", system), parse_compare("baseline", baseline)
     rows = [r for r in comparison.rows if r["cutoff"] == k]
     if system is not None:
         rows = [r for r in rows if r["system"] == system]

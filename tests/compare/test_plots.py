@@ -119,10 +119,11 @@ def test_the_view_options_default_as_the_signatures_do():
     for function, names in (
         ("compare_definitions", ("using", "tolerance")),
         ("plot", ("kind",)),
-        ("waterfall", ("k", "system", "baseline")),
+        ("waterfall", ("k", "system")),
     ):
         for name in names:
             assert signatures[function].parameters[name].default == VIEW_OPTIONS[name].default
+    assert signatures["waterfall"].parameters["baseline"].default is None  # compare's baseline
 
 
 def test_plots_need_matplotlib_and_say_how_to_get_it():

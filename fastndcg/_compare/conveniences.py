@@ -113,12 +113,13 @@ def _named(systems: Any, what: str) -> dict[str, Any]:
     return dict(zip(system_names(systems), systems, strict=True))
 
 
-def _scoring_seed(seed: int, preset: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """``{"seed": seed}`` when the scoring breaks ties at random, else nothing."""
+def _scoring(options: dict[str, Any], seed: int, preset: Any) -> dict[str, Any]:
+    """The scoring's options: ``options``, the preset, and the seed when ties are random."""
     ties = options.get("ties")
     if ties is None and preset is not None:
         ties = get_preset(preset).options.get("ties")
-    return {"seed": seed} if ties == "random" else {}
+    given = {"preset": preset} if preset is not None else {}
+    return {**options, **given, **({"seed": seed} if ties == "random" else {})}
 
 
 def _check_scoring_options(options: dict[str, Any], caller: str, entry: str) -> None:
@@ -211,12 +212,9 @@ def score_runs(
     """
     judged = read_once(qrels, "qrels")  # parsed once for every run
     scoring = {
-        **options,
-        **_scoring_seed(seed, preset, options),
+        **_scoring(options, seed, preset),
         "missing": "zero" if missing == "zero" else "skip",
     }
-    if preset is not None:
-        scoring["preset"] = preset
     results = {name: ndcg_run(judged, run, **scoring) for name, run in runs.items()}
     sources = {name: RunSource(judged, run, scoring) for name, run in runs.items()}
     return results, sources
@@ -331,9 +329,7 @@ def score_tables(
     A table several systems share is converted to Arrow once. Returns the results and where
     to read each system again (a reference to its table).
     """
-    scoring = {**options, **_scoring_seed(seed, preset, options)}
-    if preset is not None:
-        scoring["preset"] = preset
+    scoring = _scoring(options, seed, preset)
     converted: dict[int, Any] = {}
     results = {}
     for name, (table, column) in systems.items():

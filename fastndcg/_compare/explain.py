@@ -490,13 +490,6 @@ def _position(ids: np.ndarray, query_id: Any) -> int:
     return -1
 
 
-def explain_comparison(
-    comparison: Any, query_id: Any, *, k: Any = ..., systems: Any = None
-) -> QueryExplanation:
-    """:meth:`fastndcg.PairedComparison.explain` (see there)."""
-    return explain_systems(comparison.results, comparison.sources, query_id, k=k, systems=systems)
-
-
 def explain_systems(
     results: dict[str, Any],
     sources: dict[str, Any],
@@ -542,19 +535,9 @@ def explain_systems(
         prepared = sources[name].prepare()
         p = _position(prepared.layout.query_ids, shown_id)
         if p < 0 or q < 0:
-            lists.append(
-                ListExplanation(
-                    name,
-                    prepared.definition.ties,
-                    [],
-                    [],
-                    math.nan,
-                    math.nan,
-                    math.nan,
-                    found=False,
-                    notes=[f"{name!r} has no list for this query"],
-                )
-            )
+            nothing = (prepared.definition.ties, [], [], math.nan, math.nan, math.nan)
+            note = f"{name!r} has no list for this query"
+            lists.append(ListExplanation(name, *nothing, found=False, notes=[note]))
             continue
         s, e = int(prepared.layout.offsets[p]), int(prepared.layout.offsets[p + 1])
         docs = [prepared.docs(row) for row in range(s, e)]
@@ -586,6 +569,3 @@ def explain_systems(
             )
         )
     return QueryExplanation(shown_id, k, tuple(lists))
-
-
-# -- text -----------------------------------------------------------------------------------------

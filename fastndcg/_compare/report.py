@@ -466,7 +466,7 @@ class PairedComparison:
         QueryExplanation
             Printable; ``to_dict()``, ``to_json()``, ``rows``.
         """
-        from fastndcg._compare.explain import explain_comparison
+        from fastndcg._compare.explain import explain_systems
 
         if self.sources is None:
             raise InputError(
@@ -478,7 +478,7 @@ class PairedComparison:
                 "their inputs, or explain one query's arrays with fastndcg.explain(grades, "
                 "scores, ...)",
             )
-        return explain_comparison(self, query_id, k=k, systems=systems)
+        return explain_systems(self.results, self.sources, query_id, k=k, systems=systems)
 
     # ---- plots --------------------------------------------------------------------------
     def plot(self, kind: str = "forest", path: Any = None, **options: Any) -> Any:

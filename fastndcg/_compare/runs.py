@@ -19,7 +19,7 @@ import numpy as np
 from fastndcg._backends import Backend, resolve_backend
 from fastndcg._compare import align, significance
 from fastndcg._compare.multitest import adjust
-from fastndcg._compare.report import COLUMNS, PairedComparison
+from fastndcg._compare.report import COLUMNS, SYSTEM_COLUMNS, PairedComparison
 from fastndcg._core.options import COMPARE_OPTIONS, parse, parse_compare
 from fastndcg._errors import (
     InputError,
@@ -212,7 +212,7 @@ def compare(
     names, runs = _check_results(results)
     check_baseline(checked["baseline"], names)
     with engine.threads(threads):
-        return _compare(results, names, runs, engine, **checked)
+        return _compare(results, names, runs, engine, checked)
 
 
 def _compare(
@@ -220,19 +220,13 @@ def _compare(
     names: list[str],
     runs: list[NDCGResult],
     engine: Backend,
-    *,
-    baseline: str | None,
-    test: str,
-    n_resamples: int,
-    correction: str | None,
-    alpha: float,
-    ci: float,
-    seed: int,
-    missing: str,
+    options: dict[str, Any],
 ) -> PairedComparison:
-    aligned = align.align(names, runs, missing)
+    """The comparison of ``runs`` under the checked ``options`` (of ``COMPARE_OPTIONS``)."""
+    test, ci = options["test"], options["ci"]
+    aligned = align.align(names, runs, options["missing"])
     cutoffs = runs[0].k
-    pairs = _pairs(names, baseline)
+    pairs = _pairs(names, options["baseline"])
     values = aligned.values
 
     rows: list[dict[str, Any]] = []
@@ -274,15 +268,14 @@ def _compare(
             deltas.append(d)
 
     for members in groups.values():
-        _resample_group(rows, deltas, members, test, seed, n_resamples, ci, engine)
+        _resample_group(rows, deltas, members, engine, options)
 
     m = len(pairs)
     for j in range(len(cutoffs)):  # one family per cutoff: rows j*m .. j*m + m - 1
         family = rows[j * m : (j + 1) * m]
-        adjusted = adjust(np.array([r["p_value"] for r in family], dtype=float), correction)
-        for row, p in zip(family, adjusted, strict=True):
-            row["p_adjusted"] = float(p)
-            row["significant"] = bool(p <= alpha)
+        p_values = np.array([r["p_value"] for r in family], dtype=float)
+        for row, p in zip(family, adjust(p_values, options["correction"]), strict=True):
+            row.update(p_adjusted=float(p), significant=bool(p <= options["alpha"]))
 
     systems = []
     for j, k in enumerate(cutoffs):
@@ -291,26 +284,10 @@ def _compare(
             x = v[~np.isnan(v)]
             mean, var = significance.mean_and_var(x)
             low, high = significance.t_interval(mean, var, x.size, ci)
-            systems.append(
-                {
-                    "cutoff": k,
-                    "system": name,
-                    "mean": mean,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "n_queries": int(x.size),
-                    "n_skipped": int(v.size - x.size),
-                }
-            )
+            cells = (k, name, mean, low, high, int(x.size), int(v.size - x.size))
+            systems.append(dict(zip(SYSTEM_COLUMNS, cells, strict=True)))
     return PairedComparison(
-        test=test,
-        n_resamples=n_resamples,
-        seed=seed,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        missing=missing,
-        baseline=baseline,
+        **options,
         backend=engine.name,
         names=tuple(names),
         cutoffs=tuple(cutoffs),
@@ -329,13 +306,11 @@ def _resample_group(
     rows: list[dict[str, Any]],
     deltas: list[np.ndarray],
     members: list[int],
-    test: str,
-    seed: int,
-    n_resamples: int,
-    ci: float,
     engine: Backend,
+    options: dict[str, Any],
 ) -> None:
     """The resampling part of the comparisons ``members`` (they share their queries)."""
+    test, seed, n_resamples, ci = (options[name] for name in ("test", "seed", "n_resamples", "ci"))
     n = deltas[members[0]].size
     if n == 0:
         for i in members:
@@ -369,6 +344,3 @@ def _resample_group(
         observed = significance.sequential_sum(d)
         for i, p, t in zip(members, p_values, observed, strict=True):
             rows[i].update(p_value=float(p), exact=exact, statistic=float(t))
-
-
-# -- conveniences ---------------------------------------------------------------------------------

@@ -9,26 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from fastndcg._compare.explanation import json_value
 from fastndcg._compare.tables import Table, latex_escape, latex_float
 from fastndcg._errors import InputError, OptionError
 
-COLUMNS = (
-    "cutoff",
-    "baseline",
-    "system",
-    "mean_baseline",
-    "mean_system",
-    "delta",
-    "ci_low",
-    "ci_high",
-    "effect_size",
-    "p_value",
-    "p_adjusted",
-    "significant",
-    "wins",
-    "ties",
-    "losses",
-    "n_queries",
+# the columns of a comparison's rows (and of to_pandas()), and of its systems' rows
+COLUMNS = tuple(
+    "cutoff baseline system mean_baseline mean_system delta ci_low ci_high effect_size p_value "
+    "p_adjusted significant wins ties losses n_queries".split()
 )
 SYSTEM_COLUMNS = ("cutoff", "system", "mean", "ci_low", "ci_high", "n_queries", "n_skipped")
 _TEST_NAMES = {
@@ -37,18 +25,18 @@ _TEST_NAMES = {
     "bootstrap": "paired bootstrap test (queries resampled with replacement)",
     "wilcoxon": "Wilcoxon signed-rank test (scipy.stats.wilcoxon)",
 }
-_SHORT_TEST_NAMES = {
-    "t": "Paired t-test",
-    "randomization": "Paired randomization test",
-    "bootstrap": "Paired bootstrap test",
-    "wilcoxon": "Wilcoxon signed-rank test",
-}
 _CORRECTION_NAMES = {
     "holm": "Holm",
     "bonferroni": "Bonferroni",
     "bh": "Benjamini-Hochberg",
     None: "no",
 }
+
+
+def _short_test_name(test: str) -> str:
+    """The test's name as a title: "Paired t-test", "Wilcoxon signed-rank test"."""
+    name = _TEST_NAMES[test].split(" (")[0]
+    return name[0].upper() + name[1:]
 
 
 def _cutoff(k: int | None) -> str:
@@ -67,15 +55,6 @@ def _p(value: float) -> str:
     if value == 0.0:
         return "0"
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-ready value: NaN and infinities become None, NumPy scalars Python ones."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _row_cells(r: dict[str, Any], mark: tuple[str, str]) -> tuple[str, ...]:
@@ -313,8 +292,8 @@ class PairedComparison:
             "n_queries_aligned": int(self.query_ids.size),
             "n_missing": dict(self.n_missing),
             "n_dropped": self.n_dropped,
-            "comparisons": [{k: _plain(v) for k, v in r.items()} for r in self.rows],
-            "systems": [{k: _plain(v) for k, v in s.items()} for s in self.systems],
+            "comparisons": [{k: json_value(v) for k, v in r.items()} for r in self.rows],
+            "systems": [{k: json_value(v) for k, v in s.items()} for s in self.systems],
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -327,7 +306,7 @@ class PairedComparison:
         Significant comparisons carry ``*`` after their adjusted p-value.
         """
         head = (
-            f"**{_SHORT_TEST_NAMES[self.test]}** ({self._resampling()}); family: {self.family}; "
+            f"**{_short_test_name(self.test)}** ({self._resampling()}); family: {self.family}; "
             f"{_CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
             f"CI: {self.interval}. `*`: adjusted p <= {self.alpha:g}."
         )
@@ -366,7 +345,7 @@ class PairedComparison:
 
         dagger = r"^{\dagger}"
         caption = (
-            f"{_SHORT_TEST_NAMES[self.test]}, two-sided ({latex_escape(self._resampling())}); "
+            f"{_short_test_name(self.test)}, two-sided ({latex_escape(self._resampling())}); "
             f"{_CORRECTION_NAMES[self.correction]} correction within each cutoff "
             f"({latex_escape(self.family)}); $\\alpha = {self.alpha:g}$. "
             f"CI: {latex_escape(self.interval)}. Bold: best mean per cutoff; "

@@ -281,10 +281,14 @@ def render(explanation: QueryExplanation, fmt: str = "table") -> str:
     """
     k, lists, head = explanation.k, explanation.lists, _head(explanation)
     if fmt == "markdown":
-        out = [f"**{head[0]}**", *(f"\n{line}" for line in head[1:])]
+        out = [f"**{head[0]}**"]
+        for line in head[1:]:
+            out += ["", line]
         for item in lists:
             first, *rest = _summary(item, k)
-            out += ["", first, *(["", *(f"- {line.strip()}" for line in rest)] if rest else [])]
+            out += ["", first]
+            if rest:  # the tie groups, the ranks below the cutoff, the notes
+                out += ["", *(f"- {line.strip()}" for line in rest)]
             if item.found:
                 out += ["", *_block(item, k, compact=False).markdown()]
                 out += ["", *_ideal_block(item).markdown()]

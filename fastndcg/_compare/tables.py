@@ -91,7 +91,7 @@ def side_by_side(tables: Sequence[Table]) -> list[str]:
 
 def latex_float(caption: str, tables: Sequence[Table]) -> list[str]:
     """A LaTeX ``table`` float holding ``tables`` side by side under ``caption`` (LaTeX)."""
-    body = [
-        line for i, table in enumerate(tables) for line in ([r"\quad"] * bool(i) + table.latex())
-    ]
+    body: list[str] = []
+    for i, table in enumerate(tables):
+        body += [r"\quad"] * (i > 0) + table.latex()
     return [r"\begin{table}", r"\centering", r"\caption{" + caption + "}", *body, r"\end{table}"]

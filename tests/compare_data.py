@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 
 import fastndcg
@@ -30,3 +34,29 @@ def three_runs(n=60, seed=0):
         "dense": result(np.clip(base + rng.normal(0.15, 0.05, n), 0, 1)),
         "hybrid": result(np.clip(base + rng.normal(0.0, 0.05, n), 0, 1)),
     }
+
+
+_WITHOUT = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {module!r}:
+            raise ImportError(f"No module named {{name!r}}")
+sys.meta_path.insert(0, Block())
+import numpy as np, fastndcg
+def result(v):
+    v = np.asarray(v, float).reshape(-1, 1)
+    return fastndcg.NDCGResult(k=(10,), per_query=v, dcg=v, idcg=v, mean=v.mean(0),
+                               query_ids=np.arange(len(v)), n_skipped=np.zeros(1))
+c = fastndcg.compare({{"a": result([0.1, 0.5, 0.3]), "b": result([0.2, 0.6, 0.2])}},
+                     n_resamples=50, backend="numpy")
+"""
+
+
+def run_without(module, code):
+    """Run ``code`` in a fresh Python that cannot import ``module``; a comparison of two
+    systems, ``c``, is made first. Returns the output, after checking the run succeeded."""
+    script = _WITHOUT.format(module=module) + textwrap.dedent(code)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout

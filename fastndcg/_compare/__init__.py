@@ -7,12 +7,14 @@ Modules (no module here imports a kernel; the resampling runs behind the backend
 * :mod:`.runs`: :func:`compare` (paired comparison of systems), :func:`compare_runs` and
   :func:`compare_table`, option checks and orchestration;
 * :mod:`.align`: pairing queries by id under the missing-query policy;
-* :mod:`.significance`: the tests and intervals; :mod:`.tdist`: Student's t without scipy;
+* :mod:`.significance`: the tests and intervals (Student's t and Wilcoxon from scipy);
   :mod:`.multitest`: Holm, Bonferroni and Benjamini-Hochberg adjustments;
 * :mod:`.rng`: the counter-based random streams (keys and Poisson tables) the backends'
   ``signflip_sums`` and ``bootstrap_sums`` draw from;
-* :mod:`.report`: :class:`PairedComparison` and its tables;
-* :mod:`.explain`: one query's ranked list, row by row; :mod:`.plots`: the figures.
+* :mod:`.report`: :class:`PairedComparison`; :mod:`.tables`: the table model its printed,
+  Markdown and LaTeX tables and those of the explanations share;
+* :mod:`.explain`: one query's ranked list, row by row (:mod:`.explanation`: its result and
+  rendering); :mod:`.plots`: the figures.
 """
 
 from fastndcg._compare.conveniences import compare_runs, compare_table, system_names

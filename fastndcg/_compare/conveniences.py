@@ -113,12 +113,13 @@ def _named(systems: Any, what: str) -> dict[str, Any]:
     return dict(zip(system_names(systems), systems, strict=True))
 
 
-def _scoring_seed(seed: int, preset: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """``{"seed": seed}`` when the scoring breaks ties at random, else nothing."""
+def _scoring(options: dict[str, Any], seed: int, preset: Any) -> dict[str, Any]:
+    """The scoring's options: ``options``, the preset, and the seed when ties are random."""
     ties = options.get("ties")
     if ties is None and preset is not None:
         ties = get_preset(preset).options.get("ties")
-    return {"seed": seed} if ties == "random" else {}
+    given = {"preset": preset} if preset is not None else {}
+    return {**options, **given, **({"seed": seed} if ties == "random" else {})}
 
 
 def _check_scoring_options(options: dict[str, Any], caller: str, entry: str) -> None:
@@ -185,29 +186,14 @@ def compare_runs(
     >>> [(r["baseline"], r["system"], r["wins"], r["ties"], r["losses"]) for r in c.rows]
     [('x', 'y', 1, 1, 1)]
     """
-    checked = comparison_options(
-        baseline=baseline,
-        test=test,
-        n_resamples=n_resamples,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        seed=seed,
-        missing=missing,
-    )
+    checked = comparison_options(locals())
     _check_scoring_options(dict(options), "compare_runs()", RUN)
     named = _named(runs, "runs")
     check_baseline(checked["baseline"], list(named))
     results, sources = score_runs(
         qrels, named, seed=checked["seed"], missing=checked["missing"], preset=preset, **options
     )
-    comparison = compare(
-        results,
-        backend=options.get("backend", "auto"),
-        n_threads=options.get("n_threads"),
-        **checked,
-    )
-    return replace(comparison, sources=sources)
+    return compare_scored(results, sources, checked, options)
 
 
 def score_runs(
@@ -226,12 +212,9 @@ def score_runs(
     """
     judged = read_once(qrels, "qrels")  # parsed once for every run
     scoring = {
-        **options,
-        **_scoring_seed(seed, preset, options),
+        **_scoring(options, seed, preset),
         "missing": "zero" if missing == "zero" else "skip",
     }
-    if preset is not None:
-        scoring["preset"] = preset
     results = {name: ndcg_run(judged, run, **scoring) for name, run in runs.items()}
     sources = {name: RunSource(judged, run, scoring) for name, run in runs.items()}
     return results, sources
@@ -294,16 +277,7 @@ def compare_table(
     >>> row["mean_baseline"], row["mean_system"], (row["wins"], row["ties"], row["losses"])
     (0.6666666666666666, 0.6666666666666666, (1, 1, 1))
     """
-    checked = comparison_options(
-        baseline=baseline,
-        test=test,
-        n_resamples=n_resamples,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        seed=seed,
-        missing=missing,
-    )
+    checked = comparison_options(locals())
     if "score" in options:
         raise OptionTypeError(
             "compare_table() takes the systems' score columns as `scores=`, not `score=`",
@@ -318,13 +292,27 @@ def compare_table(
     results, sources = score_tables(
         named, qid=qid, grade=grade, seed=checked["seed"], preset=preset, **options
     )
+    return compare_scored(results, sources, checked, options)
+
+
+def compare_scored(
+    results: dict[str, NDCGResult],
+    sources: Mapping[str, Any],
+    checked: dict[str, Any],
+    runtime: Mapping[str, Any],
+) -> PairedComparison:
+    """:func:`compare` of systems scored here, with where to read each again for ``explain``.
+
+    ``checked`` are the comparison's options; ``backend`` and ``n_threads`` in ``runtime`` (the
+    scoring's options) also run the resampling.
+    """
     comparison = compare(
         results,
-        backend=options.get("backend", "auto"),
-        n_threads=options.get("n_threads"),
+        backend=runtime.get("backend", "auto"),
+        n_threads=runtime.get("n_threads"),
         **checked,
     )
-    return replace(comparison, sources=sources)
+    return replace(comparison, sources=dict(sources))
 
 
 def score_tables(
@@ -341,9 +329,7 @@ def score_tables(
     A table several systems share is converted to Arrow once. Returns the results and where
     to read each system again (a reference to its table).
     """
-    scoring = {**options, **_scoring_seed(seed, preset, options)}
-    if preset is not None:
-        scoring["preset"] = preset
+    scoring = _scoring(options, seed, preset)
     converted: dict[int, Any] = {}
     results = {}
     for name, (table, column) in systems.items():
@@ -392,6 +378,7 @@ __all__ = [
     "COMPARE_OPTIONS",
     "compare",
     "compare_runs",
+    "compare_scored",
     "compare_table",
     "score_runs",
     "score_tables",

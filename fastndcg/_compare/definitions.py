@@ -8,7 +8,6 @@ and which settings differ.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,8 +17,9 @@ import pyarrow as pa
 
 from fastndcg._api import ndcg
 from fastndcg._core.grouping import positions
+from fastndcg._core.options.comparing import ENTRY_POINT_NAMES, parse_view
 from fastndcg._core.vocabulary import plain
-from fastndcg._errors import InputError, OptionError, OptionTypeError
+from fastndcg._errors import InputError
 from fastndcg._io.trec_text import read_once
 from fastndcg._parquet import ndcg_parquet
 from fastndcg._presets import get_preset
@@ -27,12 +27,9 @@ from fastndcg._result import NDCGResult, format_rows
 from fastndcg._tables import ndcg_table
 from fastndcg.trec import ndcg_run
 
-ENTRY_POINTS: dict[str, Callable[..., NDCGResult]] = {
-    "ndcg": ndcg,
-    "ndcg_table": ndcg_table,
-    "ndcg_parquet": ndcg_parquet,
-    "ndcg_run": ndcg_run,
-}
+ENTRY_POINTS: dict[str, Callable[..., NDCGResult]] = dict(
+    zip(ENTRY_POINT_NAMES, (ndcg, ndcg_table, ndcg_parquet, ndcg_run), strict=True)
+)
 _ERROR_ROW = dict.fromkeys(
     ("definition", "k", "mean", "queries", "skipped", "differ", "max_diff", "worst_query")
 )
@@ -162,28 +159,10 @@ def compare_definitions(
     >>> [(row["definition"], round(row["mean"], 4), row["differ"]) for row in c.rows]
     [('sklearn', 0.3597, 0), ('lightgbm', 0.5213, 1), ('sklearn, ties=stable', 0.4796, 1)]
     """
-    if not definitions:
-        raise OptionError(
-            "definitions is empty",
-            option="definitions",
-            value=definitions,
-            fix="give preset names and/or dicts of options",
-        )
-    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
-        raise OptionTypeError(
-            "tolerance must be a number >= 0",
-            option="tolerance",
-            value=tolerance,
-            fix=f"got {tolerance!r}",
-        )
-    if not tolerance >= 0:
-        raise OptionError(
-            "tolerance must be a number >= 0",
-            option="tolerance",
-            value=tolerance,
-            fix=f"got {tolerance!r}",
-        )
-    entry = _entry_point(using)
+    definitions = parse_view("definitions", definitions)
+    tolerance = parse_view("tolerance", tolerance)
+    using = parse_view("using", using)
+    entry = using if callable(using) else ENTRY_POINTS[using]
     if using == "ndcg_run" and len(inputs) == 2:
         inputs = (read_once(inputs[0], "qrels"), read_once(inputs[1], "run"))
     outcomes = {
@@ -218,20 +197,6 @@ def _score(
         return str(exc)
 
 
-def _entry_point(using: str | Callable[..., NDCGResult]) -> Callable[..., NDCGResult]:
-    if callable(using):
-        return using
-    if using not in ENTRY_POINTS:
-        raise OptionError(
-            f"unknown using={using!r}",
-            option="using",
-            value=using,
-            fix=f"valid values are {', '.join(map(repr, ENTRY_POINTS))} or a function returning "
-            "an NDCGResult",
-        )
-    return ENTRY_POINTS[using]
-
-
 def _labelled(definitions: Sequence[Any] | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Definitions as label -> options (a preset name becomes ``{"preset": name}``)."""
     items = (
@@ -243,17 +208,10 @@ def _labelled(definitions: Sequence[Any] | Mapping[str, Any]) -> dict[str, dict[
     for label, spec in items:
         if isinstance(spec, str):
             spec = {"preset": get_preset(spec).name}
-        elif isinstance(spec, Mapping):
+        else:  # a mapping (checked through the option table)
             spec = dict(spec)
             if spec.get("preset") is not None:
                 get_preset(spec["preset"])
-        else:
-            raise OptionTypeError(
-                "a definition is a preset name or a dict of options",
-                option="definitions",
-                value=spec,
-                fix=f"got {type(spec).__name__}",
-            )
         name = label if label is not None else _label(spec)
         unique, n = name, 2
         while unique in out:

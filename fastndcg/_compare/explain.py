@@ -10,8 +10,9 @@ IDCG, and DCG@k, IDCG@k and NDCG@k as the library computed them.
 
 How the rows are found: the explanation takes the plan the library scores (the same gains,
 discounts, tie keys and random seeds; :meth:`fastndcg._core.definition.Definition.plan`) and
-ranks the one query's rows in NumPy exactly as the NumPy backend does. The cumulative sums are
-left-to-right sums of ``gain * discount``, which is how that backend sums them; the DCG, IDCG
+has the backend rank the one query's rows (``rank_query``, the ranking its scoring makes). The
+cumulative sums are left-to-right sums of ``gain * discount``, which is how the backends sum
+them; the DCG, IDCG
 and NDCG shown are the library's own values for the query (the result compared, or the query
 scored again), never recomputed from the rows.
 
@@ -37,68 +38,25 @@ from fastndcg._compare.explanation import (
     cut_at,
     json_value,
 )
-from fastndcg._contract import Plan
+from fastndcg._contract import Backend, Plan
 from fastndcg._contract import codes as C
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import Layout, build_layout
 from fastndcg._core.options import TABLE, data_options, split_options
+from fastndcg._core.options.comparing import compared_cutoff
 from fastndcg._core.vocabulary import plain
 from fastndcg._errors import InputError, OptionError
 from fastndcg._io.arrow import as_arrow, table_layout
 from fastndcg._presets.apply import resolve
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
 # -- the arithmetic of one query ----------------------------------------------------------------
 
 
-def _gains(plan: Plan, grades: np.ndarray) -> np.ndarray:
-    """Gain of every grade under the plan's gain mode (as the backends compute it)."""
-    if plan.gain_mode == C.GAIN_EXP2:
-        return np.exp2(grades.astype(np.float64)) - 1.0
-    if plan.gain_mode == C.GAIN_LINEAR:
-        return grades.astype(np.float64)
-    return plan.gain_table[grades.astype(np.int64)]
-
-
-def _random_keys(seed: int, rows: np.ndarray) -> np.ndarray:
-    """SplitMix64 of (seed, row): the random tie keys of ``ties="random"``."""
-    with np.errstate(over="ignore"):
-        z = np.uint64(seed) + rows.astype(np.uint64) * np.uint64(C.SPLITMIX_GOLDEN)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(C.SPLITMIX_MIX1)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(C.SPLITMIX_MIX2)
-        return z ^ (z >> np.uint64(31))
-
-
-def _ranking(plan: Plan, q: int, gains: np.ndarray) -> np.ndarray:
-    """Positions of query ``q``'s rows in rank order: score descending, then the tie rule."""
-    s, e = int(plan.offsets[q]), int(plan.offsets[q + 1])
-    n = e - s
-    if plan.scores is None:
-        return np.arange(n)
-    scores = plan.scores[s:e].astype(np.float64)
-    mode = plan.tie_mode
-    if mode in (C.TIE_AVERAGE, C.TIE_STABLE):
-        return np.argsort(-scores, kind="stable")
-    if mode == C.TIE_PESSIMISTIC:
-        key: np.ndarray = gains
-    elif mode == C.TIE_OPTIMISTIC:
-        key = -gains
-    elif mode == C.TIE_RANDOM:
-        key = _random_keys(plan.seed, np.arange(s, e))
-    else:
-        key = plan.tie_key[s:e]
-    first = np.argsort(key, kind="stable")
-    then = np.argsort(-scores[first], kind="stable")
-    return first[then]
-
-
-def _tie_groups(ranked_scores: np.ndarray | None) -> np.ndarray:
+def _tie_groups(ranked_scores: np.ndarray) -> np.ndarray:
     """Group number of every rank: ranks with equal scores next to each other share one."""
-    n = 0 if ranked_scores is None else ranked_scores.size
-    if ranked_scores is None or n == 0:
-        return np.arange(n)
+    n = ranked_scores.size
+    if n == 0:
+        return np.arange(0)
     starts = np.ones(n, dtype=bool)
     starts[1:] = ranked_scores[1:] != ranked_scores[:-1]
     return np.cumsum(starts) - 1
@@ -106,6 +64,7 @@ def _tie_groups(ranked_scores: np.ndarray | None) -> np.ndarray:
 
 def explain_plan(
     plan: Plan,
+    backend: Backend,
     q: int,
     k: int | None,
     *,
@@ -120,17 +79,17 @@ def explain_plan(
 ) -> ListExplanation:
     """The explanation of query ``q`` of ``plan`` at cutoff ``k``.
 
-    ``grades`` are the query's grades as given (the plan may hold precomputed gains),
+    ``backend`` ranks the query as it scores it. ``grades`` are the query's grades as given
+    (the plan may hold precomputed gains),
     ``docs`` the document id of each of its rows, ``ideal_docs`` those of its judgment list
     (``ideal="global"``), ``values`` the library's (DCG, IDCG, NDCG).
     """
     s, e = int(plan.offsets[q]), int(plan.offsets[q + 1])
     n = e - s
-    gains = _gains(plan, plan.grades[s:e])
-    order = _ranking(plan, q, gains)
+    order, gains, ideal_gains = backend.rank_query(plan, q)
     ranked_gains = gains[order]
     ranked_scores = None if plan.scores is None else plan.scores[s:e].astype(np.float64)[order]
-    group = _tie_groups(ranked_scores)
+    group = np.arange(n) if ranked_scores is None else _tie_groups(ranked_scores)  # ranked: no ties
     sizes = np.bincount(group, minlength=n) if n else np.zeros(0, dtype=np.int64)
     average = plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE
     if average and n:
@@ -173,7 +132,7 @@ def explain_plan(
         for g, first in _group_starts(group, sizes)
     ]
     ideal = _ideal_rows(
-        plan, q, k, ranked_gains, used, group, sizes, order, docs, ideal_docs, grades
+        plan, q, k, ranked_gains, used, group, sizes, order, docs, ideal_docs, grades, ideal_gains
     )
     ideal_kind = "max" if plan.ideal_mode == C.IDEAL_MAX else ideal_kind
     return ListExplanation(
@@ -222,6 +181,7 @@ def _ideal_rows(
     docs: Sequence[Any] | None,
     ideal_docs: Sequence[Any] | None,
     shown: np.ndarray,
+    ideal_gains: np.ndarray,
 ) -> list[dict[str, Any]]:
     """The ideal ranking of query ``q`` up to the cutoff, as the library forms the IDCG."""
     n = ranked_gains.size
@@ -256,7 +216,7 @@ def _ideal_rows(
     else:
         i0, i1 = int(plan.ideal_offsets[q]), int(plan.ideal_offsets[q + 1])
         judged = plan.ideal_grades[i0:i1]
-        all_gains = _gains(plan, judged)
+        all_gains = ideal_gains
         best = np.argsort(-all_gains, kind="stable")
         cut = cut_at(k, best.size)
         best = best[:cut]
@@ -371,6 +331,7 @@ def explain(
     ties = "ranked input" if layout.scores is None else definition.ties
     listed = explain_plan(
         plan,
+        definition.backend,
         0,
         definition.cutoffs[0],
         grades=np.asarray(held.grades),
@@ -489,13 +450,6 @@ def _position(ids: np.ndarray, query_id: Any) -> int:
     return -1
 
 
-def explain_comparison(
-    comparison: Any, query_id: Any, *, k: Any = ..., systems: Any = None
-) -> QueryExplanation:
-    """:meth:`fastndcg.PairedComparison.explain` (see there)."""
-    return explain_systems(comparison.results, comparison.sources, query_id, k=k, systems=systems)
-
-
 def explain_systems(
     results: dict[str, Any],
     sources: dict[str, Any],
@@ -510,15 +464,7 @@ def explain_systems(
     :class:`RunSource`).
     """
     cutoffs = next(iter(results.values())).k
-    if k is ...:
-        k = cutoffs[0]
-    if k not in cutoffs:
-        raise OptionError(
-            f"`k={k!r}` was not compared",
-            option="k",
-            value=k,
-            fix=f"the cutoffs are {', '.join('None' if c is None else str(c) for c in cutoffs)}",
-        )
+    k = compared_cutoff(k, cutoffs)
     j = cutoffs.index(k)
     names = list(results)
     if systems is None:
@@ -549,19 +495,9 @@ def explain_systems(
         prepared = sources[name].prepare()
         p = _position(prepared.layout.query_ids, shown_id)
         if p < 0 or q < 0:
-            lists.append(
-                ListExplanation(
-                    name,
-                    prepared.definition.ties,
-                    [],
-                    [],
-                    math.nan,
-                    math.nan,
-                    math.nan,
-                    found=False,
-                    notes=[f"{name!r} has no list for this query"],
-                )
-            )
+            nothing = (prepared.definition.ties, [], [], math.nan, math.nan, math.nan)
+            note = f"{name!r} has no list for this query"
+            lists.append(ListExplanation(name, *nothing, found=False, notes=[note]))
             continue
         s, e = int(prepared.layout.offsets[p]), int(prepared.layout.offsets[p + 1])
         docs = [prepared.docs(row) for row in range(s, e)]
@@ -580,6 +516,7 @@ def explain_systems(
         lists.append(
             explain_plan(
                 prepared.plan,
+                prepared.definition.backend,
                 p,
                 k,
                 grades=np.asarray(prepared.layout.grades[s:e]),
@@ -593,6 +530,3 @@ def explain_systems(
             )
         )
     return QueryExplanation(shown_id, k, tuple(lists))
-
-
-# -- text -----------------------------------------------------------------------------------------

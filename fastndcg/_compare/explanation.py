@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from fastndcg._compare.tables import Table, latex_escape, latex_float, side_by_side
 from fastndcg._result import cutoff_label
 
 _TIE_RULES = {
@@ -99,8 +100,9 @@ class ListExplanation:
 class QueryExplanation:
     """Why one query scored as it did, for one or more systems (the value of ``explain``).
 
-    Print it for the ranked lists (two systems side by side); :meth:`to_dict` and
-    :meth:`to_json` give the same as data.
+    Print it for the ranked lists (two systems side by side); :meth:`to_markdown` and
+    :meth:`to_latex` give them as tables for documents, :meth:`to_dict` and :meth:`to_json` as
+    data.
 
     Attributes
     ----------
@@ -132,6 +134,17 @@ class QueryExplanation:
     def to_json(self, indent: int | None = 2) -> str:
         """:meth:`to_dict` as JSON."""
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=str)
+
+    def to_markdown(self) -> str:
+        """Each list and its ideal ranking as Markdown tables, under the values and tie groups."""
+        return render(self, "markdown")
+
+    def to_latex(self) -> str:
+        r"""Each list and its ideal ranking as a LaTeX ``table`` (booktabs).
+
+        The values and tie groups stand in its caption. Needs ``\usepackage{booktabs}``.
+        """
+        return render(self, "latex")
 
     def __repr__(self) -> str:
         return render(self)
@@ -172,19 +185,20 @@ def _doc(value: Any) -> str:
     return text if len(text) <= _DOC_WIDTH else "~" + text[-(_DOC_WIDTH - 1) :]
 
 
-def _block(
-    item: ListExplanation, k: int | None, compact: bool
-) -> tuple[list[str], list[list[str]]]:
-    """Header and cells of one list's columns, a row per rank up to the cutoff."""
+def _block(item: ListExplanation, k: int | None, compact: bool) -> Table:
+    """One list's columns, a row per rank up to the cutoff.
+
+    ``compact`` leaves out the ranks and discounts; its gain column holds the gain used.
+    """
     cut = cut_at(k, len(item.rows))
     # the gain a rank counts differs from the item's own only in a tie group of ties="average"
     average = item.ties == "average" and any(row["tie"] for row in item.rows[:cut])
     if compact:
-        head = ["doc", "score", "grade", "gain", "tie", "contrib", "DCG"]
+        heads = ["doc", "score", "grade", "gain", "tie", "contrib", "DCG"]
     else:
-        head = ["rank", "doc", "score", "grade", "gain", "tie"]
-        head += ["gain used"] if average else []
-        head += ["discount", "contrib", "DCG"]
+        heads = ["rank", "doc", "score", "grade", "gain", "tie"]
+        heads += ["gain used"] if average else []
+        heads += ["discount", "contrib", "DCG"]
     cells = []
     for row in item.rows[:cut]:
         line = [] if compact else [str(row["rank"])]
@@ -200,43 +214,15 @@ def _block(
             line += [_num(row["discount"])]
         line += [_num(row["contribution"]), _num(row["cumulative"])]
         cells.append(line)
-    return head, cells
+    return Table(heads, "".join("l" if head == "doc" else "r" for head in heads), cells)
 
 
-def _ideal_block(item: ListExplanation) -> tuple[list[str], list[list[str]]]:
-    head = ["ideal doc", "grade", "gain", "IDCG"]
+def _ideal_block(item: ListExplanation) -> Table:
     cells = [
         [_doc(row["doc"]), _grade(row["grade"]), _num(row["gain"], 3), _num(row["cumulative"])]
         for row in item.ideal
     ]
-    return head, cells
-
-
-def _columns(blocks: list[tuple[list[str], list[list[str]]]], rank: bool) -> list[str]:
-    """Blocks of columns side by side, separated by ``|``, one line per rank.
-
-    Document columns are flush left, numbers flush right; ``rank`` adds a rank column first.
-    """
-    height = max((len(cells) for _, cells in blocks), default=0)
-    parts = []
-    for head, cells in blocks:
-        widths = [max([len(head[i]), *(len(line[i]) for line in cells)]) for i in range(len(head))]
-        left = ["doc" in h for h in head]
-        rows = [head, *(cells[r] if r < len(cells) else [""] * len(head) for r in range(height))]
-        parts.append(
-            [
-                "  ".join(
-                    c.ljust(w) if flush else c.rjust(w)
-                    for c, w, flush in zip(line, widths, left, strict=True)
-                )
-                for line in rows
-            ]
-        )
-    if rank:
-        numbers = ["rank", *[str(r + 1) for r in range(height)]]
-        width = max(len(x) for x in numbers)
-        parts.insert(0, [x.rjust(width) for x in numbers])
-    return [" | ".join(p[r] for p in parts).rstrip() for r in range(height + 1)]
+    return Table(["ideal doc", "grade", "gain", "IDCG"], "lrrr", cells)
 
 
 def _summary(item: ListExplanation, k: int | None) -> list[str]:
@@ -276,14 +262,48 @@ def _summary(item: ListExplanation, k: int | None) -> list[str]:
     return lines
 
 
-def render(explanation: QueryExplanation) -> str:
-    """The explanation as text: one list, two side by side, or more one after another."""
+def _head(explanation: QueryExplanation) -> list[str]:
+    """The query and cutoff, then each tie rule applied, in words."""
     k = explanation.k
-    lists = explanation.lists
     label = "whole list" if k is None else f"k={k}"
-    head = [f"query {explanation.query_id!r}, NDCG{cutoff_label(k)} ({label})"]
-    rules = dict.fromkeys(item.ties for item in lists)
-    head += [f"ties={rule!r}: {_TIE_RULES.get(rule, rule)}" for rule in rules]
+    rules = dict.fromkeys(item.ties for item in explanation.lists)
+    return [
+        f"query {explanation.query_id!r}, NDCG{cutoff_label(k)} ({label})",
+        *(f"ties={rule!r}: {_TIE_RULES.get(rule, rule)}" for rule in rules),
+    ]
+
+
+def render(explanation: QueryExplanation, fmt: str = "table") -> str:
+    """The explanation as text (``"table"``), ``"markdown"`` or ``"latex"``.
+
+    As text, one list, two side by side, or more one after another; in Markdown and LaTeX,
+    each list with its ideal ranking, one after another.
+    """
+    k, lists, head = explanation.k, explanation.lists, _head(explanation)
+    if fmt == "markdown":
+        out = [f"**{head[0]}**"]
+        for line in head[1:]:
+            out += ["", line]
+        for item in lists:
+            first, *rest = _summary(item, k)
+            out += ["", first]
+            if rest:  # the tie groups, the ranks below the cutoff, the notes
+                out += ["", *(f"- {line.strip()}" for line in rest)]
+            if item.found:
+                out += ["", *_block(item, k, compact=False).markdown()]
+                out += ["", *_ideal_block(item).markdown()]
+        return "\n".join(out)
+    if fmt == "latex":
+        out = []
+        for item in lists:
+            words = [head[0], *head[1:], *(line.strip() for line in _summary(item, k))]
+            caption = latex_escape("; ".join(words))
+            if not item.found:
+                out += [caption, ""]
+                continue
+            tables = [_block(item, k, compact=False), _ideal_block(item)]
+            out += [*latex_float(caption, [table.escaped() for table in tables]), ""]
+        return "\n".join(out).rstrip("\n")
     found = [item for item in lists if item.found]
     same_ideal = len(found) > 1 and all(
         [(r["grade"], r["gain"]) for r in item.ideal]
@@ -300,11 +320,10 @@ def render(explanation: QueryExplanation) -> str:
         else:
             blocks += [_ideal_block(item) for item in lists]
             titles += [f"ideal ({item.system})" for item in lists]
-        table = _columns(blocks, rank=True)
-        out.append("")
-        out.append(_titles(table[0], titles))
-        out.extend(table)
-        out.append("")
+        height = max(len(block.rows) for block in blocks)
+        ranks = Table(["rank"], "r", [[str(r + 1)] for r in range(height)])
+        table = side_by_side([ranks, *blocks])
+        out += ["", _titles(table[0], titles), *table, ""]
         for item in lists:
             out.extend(_summary(item, k))
         return "\n".join(out)
@@ -313,7 +332,7 @@ def render(explanation: QueryExplanation) -> str:
         if item.system is not None:
             out.append(f"[{item.system}]")
         if item.found:
-            out.extend(_columns([_block(item, k, compact=False), _ideal_block(item)], rank=False))
+            out.extend(side_by_side([_block(item, k, compact=False), _ideal_block(item)]))
         out.extend(_summary(item, k))
     return "\n".join(out)
 

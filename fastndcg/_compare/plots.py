@@ -22,10 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._core.vocabulary import choose
+from fastndcg._core.options.comparing import (
+    PLOT_KINDS,
+    compared_cutoff,
+    parse_compare,
+    parse_view,
+)
 from fastndcg._errors import OptionError
 
-KINDS = ("forest", "waterfall", "ndcg_at_k", "distribution")
+KINDS = PLOT_KINDS
 _WIN, _LOSS, _TIE = "#2e7d32", "#c62828", "#9e9e9e"
 _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
@@ -55,21 +60,8 @@ def _interval(comparison: Any) -> str:
     return f"{level} {kind} interval"
 
 
-def _k(comparison: Any, k: Any) -> int | None:
-    if k is ...:
-        return comparison.cutoffs[0]
-    if k not in comparison.cutoffs:
-        raise OptionError(
-            f"`k={k!r}` was not compared",
-            option="k",
-            value=k,
-            fix="the cutoffs are "
-            + ", ".join("None" if c is None else str(c) for c in comparison.cutoffs),
-        )
-    return k
-
-
 def _row(comparison: Any, k: int | None, system: str | None, baseline: str | None) -> dict:
+    system, baseline = parse_view("system", system), parse_compare("baseline", baseline)
     rows = [r for r in comparison.rows if r["cutoff"] == k]
     if system is not None:
         rows = [r for r in rows if r["system"] == system]
@@ -109,7 +101,7 @@ def waterfall(
     ax : matplotlib Axes, optional
         Draw there instead of on a new figure.
     """
-    k = _k(comparison, k)
+    k = compared_cutoff(k, comparison.cutoffs)
     row = _row(comparison, k, system, baseline)
     a, b = comparison.names.index(row["baseline"]), comparison.names.index(row["system"])
     j = comparison.cutoffs.index(k)
@@ -230,7 +222,7 @@ def distribution(comparison: Any, *, k: Any = ..., bins: int = 10, ax: Any = Non
 
     ``bins`` equal bins over [0, 1] (the last one closed); each bin holds one bar per system.
     """
-    k = _k(comparison, k)
+    k = compared_cutoff(k, comparison.cutoffs)
     j = comparison.cutoffs.index(k)
     figure, ax = _figure(ax, (7.5, 4.5))
     edges = np.linspace(0.0, 1.0, bins + 1)
@@ -257,7 +249,7 @@ def distribution(comparison: Any, *, k: Any = ..., bins: int = 10, ax: Any = Non
 
 def draw(comparison: Any, kind: str, path: Any = None, **options: Any) -> Any:
     """Draw figure ``kind`` (one of :data:`KINDS`); write it to ``path`` when given."""
-    kind = choose("kind", kind, KINDS)
+    kind = parse_view("kind", kind)
     function = {
         "forest": forest,
         "waterfall": waterfall,

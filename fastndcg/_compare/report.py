@@ -4,31 +4,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from fastndcg._compare.explanation import json_value
+from fastndcg._compare.tables import Table, latex_escape, latex_float
 from fastndcg._errors import InputError, OptionError
 
-COLUMNS = (
-    "cutoff",
-    "baseline",
-    "system",
-    "mean_baseline",
-    "mean_system",
-    "delta",
-    "ci_low",
-    "ci_high",
-    "effect_size",
-    "p_value",
-    "p_adjusted",
-    "significant",
-    "wins",
-    "ties",
-    "losses",
-    "n_queries",
+# the columns of a comparison's rows (and of to_pandas()), and of its systems' rows
+COLUMNS = tuple(
+    "cutoff baseline system mean_baseline mean_system delta ci_low ci_high effect_size p_value "
+    "p_adjusted significant wins ties losses n_queries".split()
 )
 SYSTEM_COLUMNS = ("cutoff", "system", "mean", "ci_low", "ci_high", "n_queries", "n_skipped")
 _TEST_NAMES = {
@@ -37,32 +25,18 @@ _TEST_NAMES = {
     "bootstrap": "paired bootstrap test (queries resampled with replacement)",
     "wilcoxon": "Wilcoxon signed-rank test (scipy.stats.wilcoxon)",
 }
-_SHORT_TEST_NAMES = {
-    "t": "Paired t-test",
-    "randomization": "Paired randomization test",
-    "bootstrap": "Paired bootstrap test",
-    "wilcoxon": "Wilcoxon signed-rank test",
-}
 _CORRECTION_NAMES = {
     "holm": "Holm",
     "bonferroni": "Bonferroni",
     "bh": "Benjamini-Hochberg",
     None: "no",
 }
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-}
+
+
+def _short_test_name(test: str) -> str:
+    """The test's name as a title: "Paired t-test", "Wilcoxon signed-rank test"."""
+    name = _TEST_NAMES[test].split(" (")[0]
+    return name[0].upper() + name[1:]
 
 
 def _cutoff(k: int | None) -> str:
@@ -83,31 +57,15 @@ def _p(value: float) -> str:
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-ready value: NaN and infinities become None, NumPy scalars Python ones."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def _row_cells(
-    r: dict[str, Any], mark: tuple[str, str], escape: Callable[[str], str] = str
-) -> tuple[str, ...]:
+def _row_cells(r: dict[str, Any], mark: tuple[str, str]) -> tuple[str, ...]:
     """One comparison's cells as the printed and Markdown tables show them.
 
-    ``mark`` follows the adjusted p-value: its first item when significant, else its second;
-    ``escape`` spells the system names for the table's syntax.
+    ``mark`` follows the adjusted p-value: its first item when significant, else its second.
     """
     return (
         _cutoff(r["cutoff"]),
-        escape(r["baseline"]),
-        escape(r["system"]),
+        r["baseline"],
+        r["system"],
         _num(r["mean_baseline"]),
         _num(r["mean_system"]),
         _num(r["delta"], sign=True),
@@ -131,7 +89,8 @@ class PairedComparison:
     Attributes
     ----------
     test, n_resamples, seed, correction, alpha, ci, missing, baseline, backend
-        The options the comparison ran with (``backend`` resolved to "numba" or "numpy").
+        The options the comparison ran with (``backend`` resolved to the name of the backend
+        that ran: one of :func:`fastndcg.available_backends`).
     names : tuple of str
         The systems, in the order given.
     cutoffs : tuple of (int or None)
@@ -253,40 +212,33 @@ class PairedComparison:
 
     # ---- text ---------------------------------------------------------------------------
     def __repr__(self) -> str:
-        lines = ["PairedComparison", *("  " + h for h in self._header())]
-        table = [
-            (
-                "cutoff",
-                "baseline",
-                "system",
-                "mean_base",
-                "mean_sys",
-                "delta",
-                "ci",
-                "effect",
-                "p",
-                "p_adj",
-                "W/T/L",
-                "n",
-            )
-        ]
-        table.extend(_row_cells(r, mark=(" *", "  ")) for r in self.rows)
-        lines.extend("  " + line for line in _align_columns(table, 3))
-        lines.append(f"  * significant: adjusted p <= {self.alpha:g}")
-        lines.append("  per-system means (t interval):")
-        table = [("cutoff", "system", "mean", "ci", "n")]
-        table.extend(
-            (
-                _cutoff(s["cutoff"]),
-                s["system"],
-                _num(s["mean"]),
-                f"[{_num(s['ci_low'])}, {_num(s['ci_high'])}]",
-                str(s["n_queries"]),
-            )
-            for s in self.systems
+        heads = ("cutoff", "baseline", "system", "mean_base", "mean_sys", "delta", "ci")
+        heads += ("effect", "p", "p_adj", "W/T/L", "n")
+        rows = [_row_cells(r, mark=(" *", "  ")) for r in self.rows]
+        systems = Table(
+            ("cutoff", "system", "mean", "ci", "n"),
+            "llrrr",
+            [
+                (
+                    _cutoff(s["cutoff"]),
+                    s["system"],
+                    _num(s["mean"]),
+                    f"[{_num(s['ci_low'])}, {_num(s['ci_high'])}]",
+                    str(s["n_queries"]),
+                )
+                for s in self.systems
+            ],
         )
-        lines.extend("    " + line for line in _align_columns(table, 2))
-        return "\n".join(lines)
+        return "\n".join(
+            [
+                "PairedComparison",
+                *("  " + h for h in self._header()),
+                *("  " + line.rstrip() for line in Table(heads, "lll" + "r" * 9, rows).text()),
+                f"  * significant: adjusted p <= {self.alpha:g}",
+                "  per-system means (t interval):",
+                *("    " + line.rstrip() for line in systems.text()),
+            ]
+        )
 
     # ---- exports ------------------------------------------------------------------------
     def to_pandas(self, table: str = "comparisons") -> Any:
@@ -340,8 +292,8 @@ class PairedComparison:
             "n_queries_aligned": int(self.query_ids.size),
             "n_missing": dict(self.n_missing),
             "n_dropped": self.n_dropped,
-            "comparisons": [{k: _plain(v) for k, v in r.items()} for r in self.rows],
-            "systems": [{k: _plain(v) for k, v in s.items()} for s in self.systems],
+            "comparisons": [{k: json_value(v) for k, v in r.items()} for r in self.rows],
+            "systems": [{k: json_value(v) for k, v in s.items()} for s in self.systems],
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -354,29 +306,14 @@ class PairedComparison:
         Significant comparisons carry ``*`` after their adjusted p-value.
         """
         head = (
-            f"**{_SHORT_TEST_NAMES[self.test]}** ({self._resampling()}); family: {self.family}; "
+            f"**{_short_test_name(self.test)}** ({self._resampling()}); family: {self.family}; "
             f"{_CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
             f"CI: {self.interval}. `*`: adjusted p <= {self.alpha:g}."
         )
-        cells = [
-            "cutoff",
-            "baseline",
-            "system",
-            "mean baseline",
-            "mean system",
-            "delta",
-            "CI",
-            "effect size",
-            "p",
-            "adjusted p",
-            "W/T/L",
-            "n",
-        ]
-        lines = [head, "", "| " + " | ".join(cells) + " |", "|" + "---|" * len(cells)]
-        for r in self.rows:
-            row = _row_cells(r, mark=("*", ""), escape=lambda name: name.replace("|", "\\|"))
-            lines.append("| " + " | ".join(row) + " |")
-        return "\n".join(lines)
+        heads = ("cutoff", "baseline", "system", "mean baseline", "mean system", "delta", "CI")
+        heads += ("effect size", "p", "adjusted p", "W/T/L", "n")
+        rows = [_row_cells(r, mark=("*", "")) for r in self.rows]
+        return "\n".join([head, "", *Table(heads, "lll" + "r" * 9, rows).markdown()])
 
     def to_latex(self, digits: int = 4) -> str:
         r"""A LaTeX ``table`` (booktabs) of the comparisons.
@@ -406,47 +343,34 @@ class PairedComparison:
             text = _num(value, digits)
             return rf"\textbf{{{text}}}" if value == best.get(k) else text
 
+        dagger = r"^{\dagger}"
         caption = (
-            f"{_SHORT_TEST_NAMES[self.test]}, two-sided ({_latex_escape(self._resampling())}); "
+            f"{_short_test_name(self.test)}, two-sided ({latex_escape(self._resampling())}); "
             f"{_CORRECTION_NAMES[self.correction]} correction within each cutoff "
-            f"({_latex_escape(self.family)}); $\\alpha = {self.alpha:g}$. "
-            f"CI: {_latex_escape(self.interval)}. Bold: best mean per cutoff; "
+            f"({latex_escape(self.family)}); $\\alpha = {self.alpha:g}$. "
+            f"CI: {latex_escape(self.interval)}. Bold: best mean per cutoff; "
             f"$^\\dagger$: significant (adjusted $p \\le {self.alpha:g}$)."
         )
-        lines = [
-            r"\begin{table}",
-            r"\centering",
-            r"\caption{" + caption + "}",
-            r"\begin{tabular}{lllrrrcrrrr}",
-            r"\toprule",
-            r"Cutoff & Baseline & System & Mean (baseline) & Mean (system) & $\Delta$ & CI & "
-            r"Effect & $p$ & adj. $p$ & W/T/L \\",
-            r"\midrule",
-        ]
-        for r in self.rows:
-            k = r["cutoff"]
-            dagger = r"^{\dagger}" if r["significant"] else ""
-            lines.append(
-                " & ".join(
-                    [
-                        _latex_escape(_cutoff(k)),
-                        _latex_escape(r["baseline"]),
-                        _latex_escape(r["system"]),
-                        mean(r["mean_baseline"], k),
-                        mean(r["mean_system"], k),
-                        f"${_num(r['delta'], digits, sign=True)}{dagger}$",
-                        f"[${_num(r['ci_low'], digits, sign=True)}$, "
-                        f"${_num(r['ci_high'], digits, sign=True)}$]",
-                        f"${_num(r['effect_size'], 3, sign=True)}$",
-                        _latex_escape(_p(r["p_value"])),
-                        _latex_escape(_p(r["p_adjusted"])),
-                        f"{r['wins']}/{r['ties']}/{r['losses']}",
-                    ]
-                )
-                + r" \\"
+        heads = ("Cutoff", "Baseline", "System", "Mean (baseline)", "Mean (system)", r"$\Delta$")
+        heads += ("CI", "Effect", "$p$", "adj. $p$", "W/T/L")
+        rows = [
+            (
+                latex_escape(_cutoff(r["cutoff"])),
+                latex_escape(r["baseline"]),
+                latex_escape(r["system"]),
+                mean(r["mean_baseline"], r["cutoff"]),
+                mean(r["mean_system"], r["cutoff"]),
+                f"${_num(r['delta'], digits, sign=True)}{dagger if r['significant'] else ''}$",
+                f"[${_num(r['ci_low'], digits, sign=True)}$, "
+                f"${_num(r['ci_high'], digits, sign=True)}$]",
+                f"${_num(r['effect_size'], 3, sign=True)}$",
+                latex_escape(_p(r["p_value"])),
+                latex_escape(_p(r["p_adjusted"])),
+                f"{r['wins']}/{r['ties']}/{r['losses']}",
             )
-        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-        return "\n".join(lines)
+            for r in self.rows
+        ]
+        return "\n".join(latex_float(caption, [Table(heads, "lllrrrcrrrr", rows)]))
 
     def per_query(self) -> Any:
         """The aligned per-query values and differences as a long ``pyarrow.Table``.
@@ -521,7 +445,7 @@ class PairedComparison:
         QueryExplanation
             Printable; ``to_dict()``, ``to_json()``, ``rows``.
         """
-        from fastndcg._compare.explain import explain_comparison
+        from fastndcg._compare.explain import explain_systems
 
         if self.sources is None:
             raise InputError(
@@ -533,7 +457,7 @@ class PairedComparison:
                 "their inputs, or explain one query's arrays with fastndcg.explain(grades, "
                 "scores, ...)",
             )
-        return explain_comparison(self, query_id, k=k, systems=systems)
+        return explain_systems(self.results, self.sources, query_id, k=k, systems=systems)
 
     # ---- plots --------------------------------------------------------------------------
     def plot(self, kind: str = "forest", path: Any = None, **options: Any) -> Any:
@@ -559,16 +483,3 @@ class PairedComparison:
         from fastndcg._compare import plots
 
         return plots.draw(self, kind, path, **options)
-
-
-def _align_columns(table: list[tuple[str, ...]], left: int) -> list[str]:
-    """Text columns: the first ``left`` flush left, the others flush right."""
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    out = []
-    for row in table:
-        cells = [
-            cell.ljust(w) if i < left else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-    return out

@@ -1,4 +1,4 @@
-r"""The counter-based random numbers of the resampling tests, shared by both backends.
+r"""The counter-based random numbers of the resampling tests, shared by every backend.
 
 Everything random in :func:`fastndcg.compare` is a pure function of ``(seed, resample index,
 position)``: the backends' resampling operations (``signflip_sums``, ``bootstrap_sums``; the

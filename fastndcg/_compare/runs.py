@@ -19,12 +19,9 @@ import numpy as np
 from fastndcg._backends import resolve_backend
 from fastndcg._compare import align, significance
 from fastndcg._compare.multitest import adjust
-from fastndcg._compare.report import COLUMNS, PairedComparison
+from fastndcg._compare.report import COLUMNS, SYSTEM_COLUMNS, PairedComparison
 from fastndcg._contract import Backend
-from fastndcg._core.options import (
-    parse,
-    parse_compare,
-)
+from fastndcg._core.options import COMPARE_OPTIONS, parse, parse_compare
 from fastndcg._errors import (
     InputError,
     InputTypeError,
@@ -89,9 +86,13 @@ def _pairs(names: list[str], baseline: str | None) -> list[tuple[int, int]]:
     return [(base, s) for s in range(len(names)) if s != base]
 
 
-def comparison_options(**given: Any) -> dict[str, Any]:
-    """The comparison's options checked through its table (before any data is read)."""
-    return {name: parse_compare(name, value) for name, value in given.items()}
+def comparison_options(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The comparison's options among a call's ``arguments`` (its ``locals()``), checked.
+
+    Every name of :data:`~fastndcg._core.options.COMPARE_OPTIONS` is taken, and checked through
+    its record before any data is read.
+    """
+    return {name: parse_compare(name, arguments[name]) for name in COMPARE_OPTIONS}
 
 
 def compare(
@@ -133,11 +134,10 @@ def compare(
         vectors; :math:`\gamma = 100\epsilon|T|` treats floating-point near-ties as ties, as
         ``scipy.stats.permutation_test`` does. ``"t"``: paired t-test,
         :math:`t = \bar d / (s/\sqrt n)`, :math:`p = P(|T_{n-1}| \ge |t|)` (equal to
-        ``scipy.stats.ttest_rel``; scipy is not needed). ``"bootstrap"``: paired bootstrap of
+        ``scipy.stats.ttest_rel``). ``"bootstrap"``: paired bootstrap of
         the queries (indices drawn with replacement),
         :math:`p = (1 + \#\{|\bar d^*_i - \bar d| \ge |\bar d|\}) / (1 + B)` (the bootstrap
-        distribution shifted to the null). ``"wilcoxon"``: ``scipy.stats.wilcoxon(d)`` (needs
-        scipy).
+        distribution shifted to the null). ``"wilcoxon"``: ``scipy.stats.wilcoxon(d)``.
     n_resamples : int, default 10000
         :math:`B`, the random sign vectors or bootstrap samples.
     correction : {"holm", "bonferroni", "bh", None}, default "holm"
@@ -158,16 +158,16 @@ def compare(
     seed : int, default 0
         Seed of the resampling, :math:`0 \le` seed :math:`< 2^{64}`. Resample :math:`i` is a
         function of (seed, :math:`i`) only: results are identical for any thread count and on
-        both backends.
+        every backend.
     missing : {"error", "zero", "intersection"}, default "error"
         A query some systems lack: ``"error"`` raises (naming how many each lacks),
         ``"zero"`` scores it 0 for them (like ``trec_eval -c``), ``"intersection"`` keeps
         only the queries every system has (the count dropped is reported). Queries skipped
         for having no relevant item (NaN) are left out of each comparison they touch, and
         counted.
-    backend : {"auto", "numba", "numpy"}, default "auto"
-        Where the resampling runs: numba kernels on fastndcg's thread pool or their NumPy
-        twin; the results are bit-identical.
+    backend : str, default "auto"
+        Where the resampling runs: a name from :func:`fastndcg.available_backends`, as the
+        ``backend`` option of :func:`fastndcg.ndcg` takes it; every backend gives the same bits.
     n_threads : int, optional
         Threads for the resampling (restored after); the results do not depend on it.
 
@@ -188,7 +188,7 @@ def compare(
         (``missing="error"``) queries some systems lack (:class:`InputTypeError` for results
         of the wrong type).
     ImportError
-        ``test="wilcoxon"`` without scipy, or ``backend="numba"`` without numba.
+        A ``backend`` that cannot run here (:class:`BackendUnavailableError`).
 
     Examples
     --------
@@ -207,22 +207,13 @@ def compare(
     >>> row["ci_low"] < row["delta"] < row["ci_high"]
     True
     """
-    checked = comparison_options(
-        baseline=baseline,
-        test=test,
-        n_resamples=n_resamples,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        seed=seed,
-        missing=missing,
-    )
+    checked = comparison_options(locals())
     engine = resolve_backend(parse("backend", backend))
     threads = parse("n_threads", n_threads)
     names, runs = _check_results(results)
     check_baseline(checked["baseline"], names)
     with engine.threads(threads):
-        return _compare(results, names, runs, engine, **checked)
+        return _compare(results, names, runs, engine, checked)
 
 
 def _compare(
@@ -230,19 +221,13 @@ def _compare(
     names: list[str],
     runs: list[NDCGResult],
     engine: Backend,
-    *,
-    baseline: str | None,
-    test: str,
-    n_resamples: int,
-    correction: str | None,
-    alpha: float,
-    ci: float,
-    seed: int,
-    missing: str,
+    options: dict[str, Any],
 ) -> PairedComparison:
-    aligned = align.align(names, runs, missing)
+    """The comparison of ``runs`` under the checked ``options`` (of ``COMPARE_OPTIONS``)."""
+    test, ci = options["test"], options["ci"]
+    aligned = align.align(names, runs, options["missing"])
     cutoffs = runs[0].k
-    pairs = _pairs(names, baseline)
+    pairs = _pairs(names, options["baseline"])
     values = aligned.values
 
     rows: list[dict[str, Any]] = []
@@ -254,7 +239,7 @@ def _compare(
             used = ~(np.isnan(va) | np.isnan(vb))
             xa, xb = va[used], vb[used]
             d = xb - xa
-            mean, sd = significance.mean_and_sd(d)
+            mean, var = significance.mean_and_var(d)
             row = dict.fromkeys(COLUMNS)
             row.update(
                 cutoff=k,
@@ -263,7 +248,7 @@ def _compare(
                 mean_baseline=float(np.mean(xa)) if xa.size else math.nan,
                 mean_system=float(np.mean(xb)) if xb.size else math.nan,
                 delta=mean,
-                effect_size=mean / sd if sd and not math.isnan(sd) else math.nan,
+                effect_size=mean / math.sqrt(var) if var and not math.isnan(var) else math.nan,
                 wins=int(np.count_nonzero(xb > xa)),
                 ties=int(np.count_nonzero(xb == xa)),
                 losses=int(np.count_nonzero(xb < xa)),
@@ -284,43 +269,26 @@ def _compare(
             deltas.append(d)
 
     for members in groups.values():
-        _resample_group(rows, deltas, members, test, seed, n_resamples, ci, engine)
+        _resample_group(rows, deltas, members, engine, options)
 
     m = len(pairs)
     for j in range(len(cutoffs)):  # one family per cutoff: rows j*m .. j*m + m - 1
         family = rows[j * m : (j + 1) * m]
-        adjusted = adjust(np.array([r["p_value"] for r in family], dtype=float), correction)
-        for row, p in zip(family, adjusted, strict=True):
-            row["p_adjusted"] = float(p)
-            row["significant"] = bool(p <= alpha)
+        p_values = np.array([r["p_value"] for r in family], dtype=float)
+        for row, p in zip(family, adjust(p_values, options["correction"]), strict=True):
+            row.update(p_adjusted=float(p), significant=bool(p <= options["alpha"]))
 
     systems = []
     for j, k in enumerate(cutoffs):
         for s, name in enumerate(names):
             v = values[s, :, j]
             x = v[~np.isnan(v)]
-            mean, sd = significance.mean_and_sd(x)
-            low, high = significance.t_interval(mean, sd, x.size, ci)
-            systems.append(
-                {
-                    "cutoff": k,
-                    "system": name,
-                    "mean": mean,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "n_queries": int(x.size),
-                    "n_skipped": int(v.size - x.size),
-                }
-            )
+            mean, var = significance.mean_and_var(x)
+            low, high = significance.t_interval(mean, var, x.size, ci)
+            cells = (k, name, mean, low, high, int(x.size), int(v.size - x.size))
+            systems.append(dict(zip(SYSTEM_COLUMNS, cells, strict=True)))
     return PairedComparison(
-        test=test,
-        n_resamples=n_resamples,
-        seed=seed,
-        correction=correction,
-        alpha=alpha,
-        ci=ci,
-        missing=missing,
-        baseline=baseline,
+        **options,
         backend=engine.name,
         names=tuple(names),
         cutoffs=tuple(cutoffs),
@@ -339,13 +307,11 @@ def _resample_group(
     rows: list[dict[str, Any]],
     deltas: list[np.ndarray],
     members: list[int],
-    test: str,
-    seed: int,
-    n_resamples: int,
-    ci: float,
     engine: Backend,
+    options: dict[str, Any],
 ) -> None:
     """The resampling part of the comparisons ``members`` (they share their queries)."""
+    test, seed, n_resamples, ci = (options[name] for name in ("test", "seed", "n_resamples", "ci"))
     n = deltas[members[0]].size
     if n == 0:
         for i in members:
@@ -379,6 +345,3 @@ def _resample_group(
         observed = significance.sequential_sum(d)
         for i, p, t in zip(members, p_values, observed, strict=True):
             rows[i].update(p_value=float(p), exact=exact, statistic=float(t))
-
-
-# -- conveniences ---------------------------------------------------------------------------------

@@ -52,11 +52,12 @@ class Backend(Protocol):
         """DCG and IDCG ``(n_queries, n_cutoffs)`` of ``plan``, and the non-finite scores met."""
         ...
 
-    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ranking of one query of ``plan``, as :meth:`score` ranks it.
+    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ranking of one query of ``plan``, as :meth:`score` ranks it (for explanations).
 
-        Returns ``(order, gains)``: the positions of the query's rows in rank order (score
-        descending, then the plan's tie rule) and the gain of each row in row order.
+        Returns ``(order, gains, ideal_gains)``: the positions of the query's rows in rank order
+        (score descending, then the plan's tie rule), the gain of each row in row order, and
+        the gain of each row of the query's ideal list (``plan.ideal_grades``) in its order.
         """
         ...
 

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fastndcg._compare.conveniences import score_runs, score_tables, system_names
+from fastndcg._compare.conveniences import (
+    compare_scored,
+    score_runs,
+    score_tables,
+    system_names,
+)
 from fastndcg._compare.explain import explain_systems
-from fastndcg._compare.explanation import QueryExplanation
+from fastndcg._compare.explanation import QueryExplanation, render
 from fastndcg._compare.report import COLUMNS, PairedComparison
-from fastndcg._compare.runs import compare
+from fastndcg._compare.runs import comparison_options
 from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
 from fastndcg._result import format_rows
 from fastndcg.cli.sources import (
@@ -146,27 +150,13 @@ def _score(
 
 def compare_command(args: argparse.Namespace, given: set[str]) -> int:
     """``fastndcg compare``: the comparison printed; 1 with ``--fail-if-worse`` and a regression."""
-    correction = None if args.correction == "none" else args.correction
     results, sources = _score(args, given, args.seed, args.missing)
     if len(results) < 2:
         raise UsageError("compare needs at least 2 systems (several --run, or --scores A=..,B=..)")
-    baseline = args.baseline
-    if args.fail_if_worse and baseline is None:
-        baseline = next(iter(results))  # the gate compares with the first system given
-    comparison = compare(
-        results,
-        baseline=baseline,
-        test=args.test,
-        n_resamples=args.n_resamples,
-        correction=correction,
-        alpha=args.alpha,
-        ci=args.ci,
-        seed=args.seed,
-        missing=args.missing,
-        backend=args.backend,
-        n_threads=args.n_threads,
-    )
-    comparison = replace(comparison, sources=sources)
+    options = {**vars(args), "correction": None if args.correction == "none" else args.correction}
+    if args.fail_if_worse and args.baseline is None:
+        options["baseline"] = next(iter(results))  # the gate compares with the first system
+    comparison = compare_scored(results, sources, comparison_options(options), vars(args))
     print(render_comparison(comparison, args.format), flush=True)
     if args.plot:
         comparison.plot(args.plot_kind, args.plot)
@@ -211,14 +201,14 @@ def explain_command(args: argparse.Namespace, given: set[str]) -> int:
         raise UsageError("explain needs --query QID (the query to show)")
     if len(args.k) != 1:
         raise UsageError("explain shows one cutoff: give one -k (or -k all)")
-    if args.format not in ("table", "json"):
-        raise UsageError(f"explain writes --format table or json, not {args.format}")
+    if args.format == "csv":
+        raise UsageError("explain writes --format table, json, markdown or latex, not csv")
     seed = args.seed if args.seed is not None else COMPARE_OPTIONS["seed"].default
     results, sources = _score(args, given, seed, "zero")
     explanation: QueryExplanation = explain_systems(
         results, sources, args.query, k=args.k[0], systems=args.system
     )
-    text = explanation.to_json() if args.format == "json" else repr(explanation)
+    text = explanation.to_json() if args.format == "json" else render(explanation, args.format)
     print(text, flush=True)
     return 0
 

@@ -26,6 +26,12 @@ def run_main(capsys, *args):
     return status, out, err
 
 
+def on_runs(capsys, command, runs, *args, systems=("base", "better")):
+    """``fastndcg COMMAND --qrels QRELS --run RUN ... ARGS`` on the named runs."""
+    given = [part for name in systems for part in ("--run", runs[name])]
+    return run_main(capsys, command, "--qrels", QRELS, *given, *args)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The RAG run and two perturbed copies: a better one and a much worse one."""
@@ -47,22 +53,8 @@ def runs(tmp_path_factory):
 
 
 def test_compare_runs_prints_the_table(capsys, runs):
-    status, out, err = run_main(
-        capsys,
-        "compare",
-        "--qrels",
-        QRELS,
-        "--run",
-        runs["base"],
-        "--run",
-        runs["better"],
-        "-k",
-        "10,all",
-        "--resamples",
-        "999",
-        "--baseline",
-        "results.comment",
-    )
+    options = ("-k", "10,all", "--resamples", "999", "--baseline", "results.comment")
+    status, out, err = on_runs(capsys, "compare", runs, *options)
     assert status == 0 and err == ""
     expected = fastndcg.compare_runs(
         QRELS,
@@ -76,21 +68,10 @@ def test_compare_runs_prints_the_table(capsys, runs):
 
 
 def test_compare_formats(capsys, runs):
-    common = [
-        "compare",
-        "--qrels",
-        QRELS,
-        "--run",
-        runs["base"],
-        "--run",
-        runs["better"],
-        "-k",
-        "10",
-    ]
-    status, out, _ = run_main(capsys, *common, "--format", "json", "--test", "t")
+    status, out, _ = on_runs(capsys, "compare", runs, "-k", "10", "--format", "json", "--test", "t")
     data = json.loads(out)
     assert status == 0 and data["test"] == "t" and data["comparisons"][0]["system"] == "better"
-    status, out, _ = run_main(capsys, *common, "--format", "csv", "--test", "t")
+    status, out, _ = on_runs(capsys, "compare", runs, "-k", "10", "--format", "csv", "--test", "t")
     header, row = out.strip().splitlines()
     assert header.split(",") == [
         "cutoff",
@@ -111,25 +92,28 @@ def test_compare_formats(capsys, runs):
         "n_queries",
     ]
     assert row.startswith("10,results.comment,better,")
-    status, out, _ = run_main(capsys, *common, "--format", "markdown")
+    status, out, _ = on_runs(capsys, "compare", runs, "-k", "10", "--format", "markdown")
     assert out.startswith("**Paired randomization test**")
-    status, out, _ = run_main(capsys, *common, "--format", "latex", "--correction", "none")
+    status, out, _ = on_runs(
+        capsys, "compare", runs, "-k", "10", "--format", "latex", "--correction", "none"
+    )
     assert r"\toprule" in out and "no correction" in out
 
 
 def test_fail_if_worse_gates_a_regression(capsys, runs):
-    common = ["compare", "--qrels", QRELS, "--run", runs["base"], "-k", "10", "--test", "t"]
-    status, _, err = run_main(capsys, *common, "--run", runs["worse"], "--fail-if-worse")
+    gate = ("-k", "10", "--test", "t", "--fail-if-worse")
+    status, _, err = on_runs(capsys, "compare", runs, *gate, systems=("base", "worse"))
     assert status == 1
     assert err.strip().count("\n") == 0  # one line
     assert err.startswith(
         "fastndcg: significantly worse than the baseline 'results.comment': worse ("
     )
     assert "NDCG@10 -" in err and "adjusted p" in err
-    status, _, err = run_main(capsys, *common, "--run", runs["better"], "--fail-if-worse")
+    status, _, err = on_runs(capsys, "compare", runs, *gate)
     assert status == 0 and err == ""
-    status, _, _ = run_main(capsys, *common, "--run", runs["worse"])  # no gate: success
-    assert status == 0
+    no_gate = gate[:-1]
+    status, _, _ = on_runs(capsys, "compare", runs, *no_gate, systems=("base", "worse"))
+    assert status == 0  # a regression without the gate: success
 
 
 def test_fail_if_worse_exit_code_in_a_subprocess(runs):
@@ -231,24 +215,8 @@ def test_compare_one_system_per_predictions_file(capsys, predictions):
 def test_compare_plot(capsys, runs, tmp_path):
     pytest.importorskip("matplotlib")
     target = tmp_path / "forest.png"
-    status, _, _ = run_main(
-        capsys,
-        "compare",
-        "--qrels",
-        QRELS,
-        "--run",
-        runs["base"],
-        "--run",
-        runs["better"],
-        "-k",
-        "10",
-        "--plot",
-        target,
-        "--plot-kind",
-        "waterfall",
-        "--test",
-        "t",
-    )
+    plot = ("--plot", target, "--plot-kind", "waterfall")
+    status, _, _ = on_runs(capsys, "compare", runs, "-k", "10", *plot, "--test", "t")
     assert status == 0 and target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -266,16 +234,14 @@ def test_compare_plot(capsys, runs, tmp_path):
     ],
 )
 def test_compare_errors_are_one_line_and_exit_2(capsys, runs, args, message):
-    status, out, err = run_main(
-        capsys, "compare", "--qrels", QRELS, "--run", runs["base"], "--run", runs["better"], *args
-    )
+    status, out, err = on_runs(capsys, "compare", runs, *args)
     assert status == 2 and out == ""
     assert err == f"fastndcg: error: {message}\n"
 
 
 def test_compare_input_errors(capsys, runs, predictions):
     _, folder = predictions
-    status, _, err = run_main(capsys, "compare", "--qrels", QRELS, "--run", runs["base"])
+    status, _, err = on_runs(capsys, "compare", runs, systems=("base",))
     assert status == 2 and "compare needs at least 2 systems" in err
     status, _, err = run_main(
         capsys,
@@ -299,20 +265,7 @@ def test_compare_input_errors(capsys, runs, predictions):
 
 
 def test_explain_a_query(capsys, runs):
-    status, out, err = run_main(
-        capsys,
-        "explain",
-        "--qrels",
-        QRELS,
-        "--run",
-        runs["base"],
-        "--run",
-        runs["better"],
-        "--query",
-        "2024-127266",
-        "-k",
-        "10",
-    )
+    status, out, err = on_runs(capsys, "explain", runs, "--query", "2024-127266", "-k", "10")
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == "query '2024-127266', NDCG@10 (k=10)"
@@ -320,62 +273,31 @@ def test_explain_a_query(capsys, runs):
     expected = fastndcg.ndcg_run(QRELS, runs["better"], k=10)
     q = [str(x) for x in expected.query_ids].index("2024-127266")
     assert f"better: DCG@10 = {expected.dcg[q, 0]:.6f}" in out
-    status, out, _ = run_main(
-        capsys,
-        "explain",
-        "--qrels",
-        QRELS,
-        "--run",
-        runs["base"],
-        "--run",
-        runs["better"],
-        "--query",
-        "2024-127266",
-        "-k",
-        "5",
-        "--system",
-        "better",
-        "--format",
-        "json",
-    )
+    query = ("--query", "2024-127266", "-k", "5", "--system", "better")
+    status, out, _ = on_runs(capsys, "explain", runs, *query, "--format", "json")
     data = json.loads(out)
     assert [s["system"] for s in data["systems"]] == ["better"] and data["k"] == 5
     assert len(data["systems"][0]["rows"]) == 100
+    status, out, _ = on_runs(capsys, "explain", runs, *query, "--format", "markdown")
+    assert status == 0 and out.startswith("**query '2024-127266', NDCG@5 (k=5)**")
+    assert "| ideal doc | grade | gain | IDCG |" in out
+    assert sum(line.startswith("|---|") for line in out.splitlines()) == 2
+    status, out, _ = on_runs(capsys, "explain", runs, *query, "--format", "latex")
+    assert status == 0 and out.count(r"\begin{tabular}") == 2
+    status, _, err = on_runs(capsys, "explain", runs, *query, "--format", "csv")
+    assert status == 2 and "explain writes --format table, json, markdown or latex" in err
 
 
 def test_explain_one_run_and_errors(capsys, runs, predictions):
     _, folder = predictions
-    status, out, _ = run_main(
-        capsys,
-        "explain",
-        "--qrels",
-        QRELS,
-        "--run",
-        runs["base"],
-        "--query",
-        "2024-127266",
-        "-k",
-        "3",
-    )
+    one = {"systems": ("base",)}
+    status, out, _ = on_runs(capsys, "explain", runs, "--query", "2024-127266", "-k", "3", **one)
     assert status == 0 and "[results.comment]" in out
-    status, _, err = run_main(capsys, "explain", "--qrels", QRELS, "--run", runs["base"])
+    status, _, err = on_runs(capsys, "explain", runs, **one)
     assert status == 2 and err == "fastndcg: error: explain needs --query QID (the query to show)\n"
-    status, _, err = run_main(
-        capsys,
-        "explain",
-        "--qrels",
-        QRELS,
-        "--run",
-        runs["base"],
-        "--query",
-        "2024-127266",
-        "-k",
-        "3,5",
-    )
+    status, _, err = on_runs(capsys, "explain", runs, "--query", "2024-127266", "-k", "3,5", **one)
     assert status == 2 and "one cutoff" in err
-    status, _, err = run_main(
-        capsys, "explain", "--qrels", QRELS, "--run", runs["base"], "--query", "999"
-    )
+    status, _, err = on_runs(capsys, "explain", runs, "--query", "999", **one)
     assert status == 2 and "query '999' is not among the compared queries" in err
     status, out, _ = run_main(
         capsys,

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import struct
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from compare_data import run_without
 
 import fastndcg
-from fastndcg import OptionError
+from fastndcg import OptionError, OptionTypeError
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -81,41 +79,64 @@ def test_a_figure_draws_on_given_axes(comparison):
     assert axes[1].get_xlabel().startswith("per-query NDCG@1")
 
 
-def test_bad_plot_options(comparison):
+@pytest.mark.parametrize(
+    ("kind", "options", "error", "message"),
+    [
+        ("pie", {}, OptionError, "unknown kind='pie'; valid values are 'forest', 'waterfall'"),
+        (
+            "waterfall",
+            {"k": 3},
+            OptionError,
+            "k=3 was not compared; the cutoffs are 1, 5, 10, None",
+        ),
+        ("distribution", {"k": "5"}, OptionTypeError, "k must be an int >= 1 or None; got '5'"),
+        ("waterfall", {"system": "bm25"}, OptionError, "no comparison of system='bm25'"),
+        ("waterfall", {"system": 1}, OptionTypeError, "system must be a system name"),
+        ("waterfall", {"baseline": ["bm25"]}, OptionTypeError, "baseline must be a system name"),
+    ],
+)
+def test_bad_plot_options(comparison, kind, options, error, message):
+    """Checked through the option table (fastndcg._core.options.comparing.VIEW_OPTIONS)."""
     pytest.importorskip("matplotlib")
-    with pytest.raises(OptionError, match="unknown kind='pie'"):
-        comparison.plot("pie")
-    with pytest.raises(OptionError, match="k=3 was not compared"):
-        comparison.plot("waterfall", k=3)
-    with pytest.raises(OptionError, match="no comparison of system='bm25'"):
-        comparison.plot("waterfall", system="bm25")
+    with pytest.raises(error, match=message) as info:
+        comparison.plot(kind, **options)
+    assert (info.value.option, info.value.value) == (
+        ("kind", kind) if not options else next(iter(options.items()))
+    )
+
+
+def test_the_view_options_default_as_the_signatures_do():
+    import inspect
+
+    from fastndcg._compare import plots
+    from fastndcg._core.options.comparing import VIEW_OPTIONS
+
+    signatures = {
+        "compare_definitions": inspect.signature(fastndcg.compare_definitions),
+        "plot": inspect.signature(fastndcg.PairedComparison.plot),
+        "waterfall": inspect.signature(plots.waterfall),
+    }
+    for function, names in (
+        ("compare_definitions", ("using", "tolerance")),
+        ("plot", ("kind",)),
+        ("waterfall", ("k", "system")),
+    ):
+        for name in names:
+            assert signatures[function].parameters[name].default == VIEW_OPTIONS[name].default
+    assert signatures["waterfall"].parameters["baseline"].default is None  # compare's baseline
 
 
 def test_plots_need_matplotlib_and_say_how_to_get_it():
-    code = textwrap.dedent(
+    out = run_without(
+        "matplotlib",
         """
-        import importlib.abc, sys
-        class Block(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] == "matplotlib":
-                    raise ImportError(f"No module named {name!r}")
-        sys.meta_path.insert(0, Block())
-        import numpy as np, fastndcg
-        def result(v):
-            v = np.asarray(v, float).reshape(-1, 1)
-            return fastndcg.NDCGResult(k=(10,), per_query=v, dcg=v, idcg=v, mean=v.mean(0),
-                                       query_ids=np.arange(len(v)), n_skipped=np.zeros(1))
-        c = fastndcg.compare({"a": result([0.1, 0.5, 0.3]), "b": result([0.2, 0.6, 0.2])},
-                             n_resamples=50, backend="numpy")
         try:
             c.plot("forest")
         except ImportError as exc:
             print(exc)
-        """
+        """,
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert "pip install 'fastndcg[plot]'" in run.stdout
+    assert "pip install 'fastndcg[plot]'" in out
 
 
 def test_the_plot_extra_is_matplotlib():

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
-from compare_data import result, three_runs
+from compare_data import result, run_without, three_runs
 
 import fastndcg
 
@@ -141,30 +138,16 @@ def test_whole_list_cutoff_and_several_cutoffs():
 
 
 def test_pandas_stays_optional():
-    code = textwrap.dedent(
+    out = run_without(
+        "pandas",
         """
-        import importlib.abc, sys
-        class Block(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] == "pandas":
-                    raise ImportError(f"No module named {name!r}")
-        sys.meta_path.insert(0, Block())
-        import numpy as np, fastndcg
-        def result(v):
-            v = np.asarray(v, float).reshape(-1, 1)
-            return fastndcg.NDCGResult(k=(10,), per_query=v, dcg=v, idcg=v, mean=v.mean(0),
-                                       query_ids=np.arange(len(v)), n_skipped=np.zeros(1))
-        c = fastndcg.compare({"a": result([0.1, 0.5, 0.3]), "b": result([0.2, 0.6, 0.2])},
-                             n_resamples=50, backend="numpy")
         repr(c); c.to_markdown(); c.to_latex(); c.to_json(); c.per_query()
         try:
             c.to_pandas()
         except ImportError as exc:
             print(exc)
         print("pandas" in sys.modules)
-        """
+        """,
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    message, loaded = run.stdout.strip().splitlines()
+    message, loaded = out.strip().splitlines()
     assert "pip install pandas" in message and loaded == "False"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from compare_data import result, three_runs
+from scipy import stats
 
 import fastndcg
 from fastndcg import InputError, InputTypeError, OptionError, OptionTypeError
@@ -128,8 +131,53 @@ def test_caller_arrays_are_not_modified():
 
 
 # ---- the tests and their outputs --------------------------------------------------------
+def shifted_pair(n, shift, seed):
+    """A baseline and a system shifted by ``shift`` plus noise; a tenth of the queries tied."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.0, 1.0, n)
+    other = base + rng.normal(shift, 0.1, n)
+    other[: n // 10] = base[: n // 10]
+    return base, other
+
+
+@pytest.mark.parametrize(
+    ("n", "shift", "ci"),
+    [(2, 0.05, 0.95), (3, 0.0, 0.5), (12, 0.02, 0.99), (1000, 0.01, 0.95), (4000, 0.055, 0.9)],
+)
+def test_t_test_equals_ttest_rel(n, shift, ci):
+    """statistic, p-value (down to 1e-200) and interval of test="t": scipy's ttest_rel."""
+    base, other = shifted_pair(n, shift, seed=n)
+    row = fastndcg.compare({"b": result(base), "o": result(other)}, test="t", ci=ci).rows[0]
+    expected = stats.ttest_rel(other, base)
+    low, high = expected.confidence_interval(confidence_level=ci)
+    close = dict(rel=1e-15, abs=0)
+    assert row["statistic"] == pytest.approx(expected.statistic, **close)
+    assert row["p_value"] == pytest.approx(expected.pvalue, **close)
+    assert row["ci_low"] == pytest.approx(low, **close)
+    assert row["ci_high"] == pytest.approx(high, **close)
+    assert row["delta"] == pytest.approx(np.mean(other - base), **close)
+    if n == 4000:
+        assert 0 < row["p_value"] < 1e-200
+
+
+def test_system_means_carry_the_t_interval_of_ttest_1samp():
+    values = np.random.default_rng(4).uniform(0, 1, 77)
+    runs = {"a": result(values), "b": result(values[::-1].copy())}
+    system = fastndcg.compare(runs, test="t", ci=0.9).systems[0]
+    low, high = stats.ttest_1samp(values, 0.0).confidence_interval(0.9)
+    assert system["system"] == "a" and system["n_queries"] == 77
+    assert (system["ci_low"], system["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_import_fastndcg_leaves_scipy_to_the_comparison():
+    """scipy is a dependency, imported when a test needs it, not by ``import fastndcg``."""
+    code = "import sys, fastndcg; print('scipy' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"
+
+
 def test_wilcoxon_equals_scipy():
-    stats = pytest.importorskip("scipy.stats")
     runs = three_runs(50)
     comparison = fastndcg.compare(runs, baseline="bm25", test="wilcoxon", n_resamples=300)
     for row in comparison.rows:
@@ -140,8 +188,6 @@ def test_wilcoxon_equals_scipy():
 
 @pytest.mark.parametrize("test", ["randomization", "wilcoxon"])
 def test_randomization_and_wilcoxon_share_the_sign_flip_interval(test):
-    if test == "wilcoxon":
-        pytest.importorskip("scipy")
     runs = three_runs(90)
     reference = fastndcg.compare(runs, test="randomization", n_resamples=400, seed=3)
     other = fastndcg.compare(runs, test=test, n_resamples=400, seed=3)
@@ -271,7 +317,12 @@ def test_bad_options(options, error, message):
 
 
 def test_largest_seed_is_accepted():
-    fastndcg.compare(three_runs(10), seed=2**64 - 1, n_resamples=20)
+    runs = three_runs(10)
+    one = fastndcg.compare(runs, seed=2**64 - 1, n_resamples=20)
+    again = fastndcg.compare(runs, seed=2**64 - 1, n_resamples=20)
+    p_values = [r["p_value"] for r in one.rows]
+    assert all(0 < p <= 1 for p in p_values) and one.seed == 2**64 - 1
+    assert p_values == [r["p_value"] for r in again.rows]
 
 
 def test_bad_results():

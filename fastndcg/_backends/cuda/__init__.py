@@ -170,7 +170,7 @@ class CudaBackend:
 
     # -- on the host -------------------------------------------------------------------------
 
-    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
+    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """On the host (one query, for explanations)."""
         return self.host.rank_query(plan, query)
 

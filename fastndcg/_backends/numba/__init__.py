@@ -188,7 +188,7 @@ class NumbaBackend:
 
         return NumbaListScorer(self, plan_of, n_cutoffs)
 
-    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
+    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The NumPy twin's ranking of one query (the kernels rank the same way)."""
         return numpy_score.rank_query(plan, query)
 

@@ -47,8 +47,8 @@ class NumpyBackend:
         """DCG and IDCG of ``plan``; the scores were checked before (no count)."""
         return (*score.score_queries(plan), 0)
 
-    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ranking :meth:`score` makes of one query, and its rows' gains."""
+    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ranking :meth:`score` makes of one query, its rows' gains and its ideal's."""
         return score.rank_query(plan, query)
 
     def column_stats(self, values: np.ndarray, integral: bool = True) -> ColumnStats:

@@ -62,19 +62,21 @@ def score_queries(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return dcg, idcg
 
 
-def rank_query(plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of one query's rows in rank order, and the gain of each row (row order).
+def rank_query(plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions of one query's rows in rank order, their gains, and its ideal list's gains.
 
     The ranking :func:`score_queries` makes, for a block of this one query.
     """
     start, end = int(plan.offsets[query]), int(plan.offsets[query + 1])
+    i0, i1 = int(plan.ideal_offsets[query]), int(plan.ideal_offsets[query + 1])
     gains = gains_of(plan.grades[start:end], plan)
+    ideal_gains = gains_of(plan.ideal_grades[i0:i1], plan)
     if plan.scores is None:
-        return np.arange(end - start), gains
+        return np.arange(end - start), gains, ideal_gains
     rows = np.arange(start, end)[None, :]
     scores = plan.scores[start:end].astype(np.float64)[None, :]
     order = _rank_order(plan, scores, gains[None, :], rows, np.ones(rows.shape, dtype=bool))
-    return order[0], gains
+    return order[0], gains, ideal_gains
 
 
 def _blocks(lengths: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:

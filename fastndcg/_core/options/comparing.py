@@ -4,56 +4,44 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from fastndcg._core.options.model import (
-    Flag,
-    Option,
-    check_optional_int,
-)
-from fastndcg._core.vocabulary import (
-    COMPARE_FORMATS,
-    CORRECTIONS,
-    PAIRING,
-    TESTS,
-    choose,
-)
+from fastndcg._core.options.model import Flag, Option, check_optional_int
+from fastndcg._core.vocabulary import COMPARE_FORMATS, CORRECTIONS, PAIRING, TESTS, choose
 from fastndcg._errors import OptionError, OptionTypeError
 
 COMPARE = "compare"  # fastndcg.compare, compare_runs, compare_table
 COMPARE_COMMAND = "compare command"  # fastndcg compare
 EXPLAIN_COMMAND = "explain command"  # fastndcg explain
+DEFINITIONS = "compare_definitions"  # fastndcg.compare_definitions
+PLOT = "plot"  # PairedComparison.plot and the figures of fastndcg._compare.plots
+EXPLAIN = "explain"  # PairedComparison.explain
 _COMPARING = frozenset({COMPARE, COMPARE_COMMAND})
 MAX_SEED = 1 << 64
+ENTRY_POINT_NAMES = ("ndcg", "ndcg_table", "ndcg_parquet", "ndcg_run")  # compare_definitions
+PLOT_KINDS = ("forest", "waterfall", "ndcg_at_k", "distribution")
+
+
+def _refuse(error: type[OptionError], name: str, rule: str, value: Any) -> NoReturn:
+    """Raise ``error`` saying that option ``name`` ``rule``, with the value got."""
+    raise error(f"`{name}` {rule}", option=name, value=value, fix=f"got {value!r}")
 
 
 def _compare_seed(value: Any) -> int:
     """The comparison's seed: an int in [0, 2**64) (None is no seed: draws must repeat)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise OptionTypeError(
-            "`seed` must be an int with 0 <= seed < 2**64",
-            option="seed",
-            value=value,
-            fix=f"got {value!r}",
-        )
+        _refuse(OptionTypeError, "seed", "must be an int with 0 <= seed < 2**64", value)
     if not 0 <= value < MAX_SEED:
-        raise OptionError(
-            "`seed` must be an int with 0 <= seed < 2**64",
-            option="seed",
-            value=int(value),
-            fix=f"got {int(value)}",
-        )
+        _refuse(OptionError, "seed", "must be an int with 0 <= seed < 2**64", int(value))
     return int(value)
 
 
 def _positive_int(name: str) -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if value is None:
-            raise OptionTypeError(
-                f"`{name}` must be a positive int", option=name, value=value, fix="got None"
-            )
+            _refuse(OptionTypeError, name, "must be a positive int", value)
         checked = check_optional_int(name, 1, "a positive int")(value)
         assert checked is not None
         return checked
@@ -61,27 +49,22 @@ def _positive_int(name: str) -> Callable[[Any], int]:
     return check
 
 
-def _level(name: str) -> Callable[[Any], float]:
-    """A check of a probability strictly between 0 and 1 (``alpha``, ``ci``)."""
+def _number(name: str, what: str, within: str, inside: Callable[[float], bool]) -> Callable:
+    """A check of a real number (``what``, in words) for which ``inside`` holds (``within``)."""
 
     def check(value: Any) -> float:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise OptionTypeError(
-                f"`{name}` must be a number in (0, 1)",
-                option=name,
-                value=value,
-                fix=f"got {value!r}",
-            )
-        if not 0.0 < float(value) < 1.0:
-            raise OptionError(
-                f"`{name}` must be in (0, 1) (exclusive)",
-                option=name,
-                value=value,
-                fix=f"got {value!r}",
-            )
+            _refuse(OptionTypeError, name, f"must be {what}", value)
+        if not inside(float(value)):  # NaN is never inside
+            _refuse(OptionError, name, f"must be {within}", value)
         return float(value)
 
     return check
+
+
+def _level(name: str) -> Callable[[Any], float]:
+    """A check of a probability strictly between 0 and 1 (``alpha``, ``ci``)."""
+    return _number(name, "a number in (0, 1)", "in (0, 1) (exclusive)", lambda x: 0.0 < x < 1.0)
 
 
 def _correction(value: Any) -> str | None:
@@ -90,15 +73,15 @@ def _correction(value: Any) -> str | None:
     return choose("correction", value, CORRECTIONS, also="`None` (no correction)")
 
 
-def _baseline(value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise OptionTypeError(
-            "`baseline` must be a system name (str) `or None`",
-            option="baseline",
-            value=value,
-            fix=f"got {value!r}",
-        )
-    return value
+def _system_name(name: str) -> Callable[[Any], str | None]:
+    """A check of a system's name or None (``baseline``; the plots' ``system``)."""
+
+    def check(value: Any) -> str | None:
+        if value is not None and not isinstance(value, str):
+            _refuse(OptionTypeError, name, "must be a system name (str) or None", value)
+        return value
+
+    return check
 
 
 _COMPARE_TABLE = (
@@ -108,7 +91,7 @@ _COMPARE_TABLE = (
         None,
         "comparison",
         _COMPARING,
-        _baseline,
+        _system_name("baseline"),
         values="None, a system name",
         flag=Flag(
             ("--baseline",),
@@ -234,7 +217,7 @@ COMPARE_COMMAND_ONLY = (
     ),
     Option(
         "format",
-        "output format (explain: table or json)",
+        "output format (explain: not csv)",
         "table",
         "output",
         frozenset({COMPARE_COMMAND, EXPLAIN_COMMAND}),
@@ -259,7 +242,7 @@ COMPARE_COMMAND_ONLY = (
         "forest",
         "output",
         frozenset({COMPARE_COMMAND}),
-        choices=("forest", "waterfall", "ndcg_at_k", "distribution"),
+        choices=PLOT_KINDS,
         flag=Flag(("--plot-kind",), help="the plot --plot draws"),
     ),
     Option(
@@ -302,6 +285,106 @@ COMPARE_COMMAND_OPTIONS: Mapping[str, Option] = {
 }
 
 
+def _definitions(value: Any) -> Any:
+    """At least one definition, each a preset name or a mapping of options."""
+    if not value:
+        raise OptionError(
+            "`definitions` is empty",
+            option="definitions",
+            value=value,
+            fix="give preset names and/or dicts of options",
+        )
+    for spec in value.values() if isinstance(value, Mapping) else value:
+        if not isinstance(spec, (str, Mapping)):
+            raise OptionTypeError(
+                "a definition is a preset name or a dict of options",
+                option="definitions",
+                value=spec,
+                fix=f"got {type(spec).__name__}",
+            )
+    return value
+
+
+def _using(value: Any) -> Any:
+    if callable(value):
+        return value
+    return choose("using", value, ENTRY_POINT_NAMES, also="a function returning an NDCGResult")
+
+
+def _shown_cutoff(value: Any) -> Any:
+    """``...`` (the first cutoff compared), None (the whole list) or an int >= 1."""
+    return value if value is ... else check_optional_int("k", 1, "an int >= 1 or None")(value)
+
+
+_DEFINITIONS, _PLOT = frozenset({DEFINITIONS}), frozenset({PLOT})
+# options of compare_definitions and of a comparison's plots (in no command's parser)
+_VIEW_TABLE = (
+    Option(
+        "definitions",
+        "presets and/or dicts of options",
+        None,
+        "comparison",
+        _DEFINITIONS,
+        _definitions,
+    ),
+    Option(
+        "using",
+        "the entry point that scores the inputs",
+        "ndcg",
+        "comparison",
+        _DEFINITIONS,
+        _using,
+        ENTRY_POINT_NAMES,
+    ),
+    Option(
+        "tolerance",
+        "per-query values closer than this count as equal",
+        1e-12,
+        "comparison",
+        _DEFINITIONS,
+        _number("tolerance", "a number >= 0", "a number >= 0", lambda x: x >= 0),
+    ),
+    Option("kind", "the figure drawn", "forest", "output", _PLOT, choices=PLOT_KINDS),
+    Option(
+        "k",
+        "the cutoff shown (default: the first compared)",
+        ...,
+        "output",
+        frozenset({PLOT, EXPLAIN}),
+        _shown_cutoff,
+    ),
+    Option(
+        "system",
+        "the system of the comparison shown",
+        None,
+        "output",
+        _PLOT,
+        _system_name("system"),
+    ),
+)
+VIEW_OPTIONS: Mapping[str, Option] = {option.name: option for option in _VIEW_TABLE}
+
+
 def parse_compare(name: str, value: Any) -> Any:
     """``value`` of the comparison's option ``name`` checked and parsed."""
     return COMPARE_OPTIONS[name].check(value)
+
+
+def parse_view(name: str, value: Any) -> Any:
+    """``value`` of option ``name`` of :data:`VIEW_OPTIONS` checked and parsed."""
+    return VIEW_OPTIONS[name].check(value)
+
+
+def compared_cutoff(k: Any, cutoffs: tuple[int | None, ...]) -> int | None:
+    """The cutoff ``k`` a plot or an explanation shows: one of ``cutoffs`` (``...``: the first)."""
+    k = parse_view("k", k)
+    if k is ...:
+        return cutoffs[0]
+    if k not in cutoffs:
+        raise OptionError(
+            f"`k={k!r}` was not compared",
+            option="k",
+            value=k,
+            fix=f"the cutoffs are {', '.join('None' if c is None else str(c) for c in cutoffs)}",
+        )
+    return k

@@ -120,8 +120,8 @@ def _require(
     where: str,
     fix: str | Mapping[str, str],
 ) -> None:
-    missing = [(role, name) for role, name in roles.items() if name is not None]
-    missing = [(role, name) for role, name in missing if name not in names]
+    given = [(role, name) for role, name in roles.items() if name is not None]
+    missing = [(role, name) for role, name in given if name not in names]
     if missing:
         role, name = missing[0]
         raise ColumnNotFoundError(
@@ -283,11 +283,10 @@ def _promised_rows(fragment: Any) -> int | None:
 
 def _check_footer(path: str, row_groups: list[Any], footer: Any) -> None:
     """The footer a reader finds must give each row group the rows promised before."""
-    for group in row_groups:
-        now = footer.row_group(group.id).num_rows if group.id < footer.num_row_groups else 0
-        if now != group.num_rows:
-            promised = sum(group.num_rows for group in row_groups)
-            raise changed_while_read(path, 0, promised, footer.num_rows)
+    found = [footer.row_group(i).num_rows for i in range(footer.num_row_groups)]
+    if any(group.id >= len(found) or found[group.id] != group.num_rows for group in row_groups):
+        promised = sum(group.num_rows for group in row_groups)
+        raise changed_while_read(path, 0, promised, footer.num_rows)
 
 
 def _check_read_whole(path: str, read: int, promised: int | None) -> None:

@@ -21,7 +21,7 @@ from fastndcg._io.parquet import (
 from fastndcg._presets import accepts_preset
 from fastndcg._result import NDCGResult
 from fastndcg._tables import ndcg_table
-from fastndcg.stream import StreamScorer
+from fastndcg.stream import StreamScorer, stream_columns
 
 
 @accepts_preset("ndcg_parquet")
@@ -83,15 +83,16 @@ def ndcg_parquet(
     NDCGResult
     """
     group = parse("group", group)
-    checked = parse("batch_rows", batch_rows)
-    if checked is None:  # the option table's check of an optional int lets None through
-        raise OptionTypeError(
-            "`batch_rows` must be a positive int", option="batch_rows", value=None, fix="got None"
-        )
-    batch_rows = min(checked, LARGEST_BATCH)
+    if group == "stream":
+        qid, grade, score = stream_columns(qid, grade, score)
+    else:
+        qid, grade, score = parse("qid", qid), parse("grade", grade), parse("score", score)
+    batch_rows = min(parse("batch_rows", batch_rows), LARGEST_BATCH)
+    progress = parse("progress", progress)
     dataset = open_dataset(source)
-    columns = list(dict.fromkeys(c for c in (qid, grade, score) if c is not None))
-    check_columns(dataset, columns, source, streaming=group == "stream")
+    roles = {"qid": qid, "grade": grade, "score": score}
+    columns = list(dict.fromkeys(c for c in roles.values() if c is not None))
+    check_columns(dataset, roles, source, streaming=group == "stream")
     if group == "memory":
         try:
             table = read_whole(dataset, columns)

@@ -1,11 +1,13 @@
-"""What the Dask and Spark adapters share: the job every task runs, and decomposable totals.
+"""What the Dask and Spark adapters share: the planning, the job every task runs, and totals.
 
 A :class:`Job` is the checked, picklable description of one distributed computation. The client
 builds it once (every option is checked there, before any task starts); each task turns it into
 a :class:`~fastndcg.stream.StreamScorer` with its own thread limit and scores either a whole
 partition held in memory (Dask) or a stream of Arrow batches carrying split queries over (Spark).
-:class:`Totals` are the per-partition sums the aggregate is made of: added in any order, they
-give the single-machine mean to rounding.
+A :class:`Planner` is what both adapters do in the client: check a call's frame, options and
+columns, and build its job; each engine's subclass then lays out the tasks. :class:`Totals` are
+the per-partition sums the aggregate is made of: added in any order, they give the
+single-machine mean to rounding.
 
 Neither engine is imported here: this module is what both adapters, and the command line,
 import.
@@ -15,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import re
+import inspect
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -29,20 +31,20 @@ import pyarrow.compute as pc
 
 from fastndcg._backends import resolve_backend
 from fastndcg._core.aggregate import round_half_even, tool_mean
-from fastndcg._core.options import SCALEOUT, data_options, parse, split_options
-from fastndcg._core.vocabulary import ENGINES, TOOL_AGGREGATES, choose, listed, plain
+from fastndcg._core.options import SCALEOUT, data_options, option, parse, split_options
+from fastndcg._core.vocabulary import ENGINES, TOOL_AGGREGATES, listed, plain
 from fastndcg._errors import (
     BackendUnavailableError,
+    ColumnNotFoundError,
     FastNDCGError,
     InputError,
     InputTypeError,
     OptionError,
-    OptionTypeError,
 )
-from fastndcg._io.parquet import open_dataset
+from fastndcg._io.parquet import changed_while_read, describe, open_dataset, promised_rows
 from fastndcg._presets import resolve
 from fastndcg._result import cutoff_label
-from fastndcg.stream import StreamScorer
+from fastndcg.stream import StreamScorer, stream_columns
 
 # Tie rules whose result does not depend on the order of the rows inside a query.
 ORDER_FREE_TIES = ("average", "pessimistic", "optimistic")
@@ -116,12 +118,7 @@ class Job:
         are refused with ``order_hint`` as the way out. ``ties="random"`` is always refused: its
         keys come from row positions in the whole input, which a partitioned DataFrame lacks.
         """
-        if qid is None:  # the option table takes qid=None (one query) for in-memory tables
-            raise OptionTypeError(
-                "`qid=` must be a column name (str)", option="qid", value=None, fix="got None"
-            )
-        for name, role in ((qid, "qid"), (grade, "grade"), (score, "score")):
-            parse(role, name)
+        stream_columns(qid, grade, score)
         n_threads = parse("n_threads", n_threads)
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
         _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
@@ -279,28 +276,122 @@ class Job:
         return Totals.of(results, self.cutoffs, self.aggregate)
 
 
+@dataclass(frozen=True)
+class Partitioning:
+    """How a call gets each query into one partition.
+
+    ``colocated``: the input has them so (checked as ``validate`` says); otherwise a shuffle on
+    the query id into ``partitions`` (None: the engine's default) does.
+    """
+
+    colocated: bool
+    validate: str
+    partitions: int | None
+
+
+class Planner:
+    """The planning Dask and Spark share, done in the client before any task starts.
+
+    :meth:`plan` takes the arguments of the engine's ``per_query`` (its ``totals`` and ``ndcg``
+    take the same, with the same defaults), checks the frame, the options and the columns, and
+    hands the checked job and the frame's columns to :meth:`distribute`, which lays out the
+    engine's tasks. An engine subclasses it with its words (the class attributes) and the four
+    methods that raise NotImplementedError here.
+    """
+
+    engine: str  # "dask" or "spark": errors name the function called fastndcg.<engine>
+    frame: str  # what the engine scores, as errors name it ("a dask DataFrame")
+    frame_fix: str  # how to make one
+    partitions: str  # per_query's keyword for the partitions of the shuffle on qid
+    shuffle: str  # the engine's word for that shuffle
+    keeps_order: bool  # whether colocated partitions reach the scorer in their input order
+    order_hint: str  # how to keep the input order, for the rules that need it
+    cast_hint: str  # how to cast a column the scorer cannot read ({0!r}: the column's name)
+
+    def __init__(self, per_query: Callable[..., Any]) -> None:
+        self.signature = inspect.signature(per_query)
+
+    def plan(self, frame: Any, /, **kwargs: Any) -> Any:
+        """Check the call ``per_query(frame, **kwargs)``, then lay out its tasks."""
+        call = self.signature.bind(frame, **kwargs)
+        call.apply_defaults()
+        arguments = call.arguments
+        if not self.is_frame(frame):
+            raise InputTypeError(
+                f"expected {self.frame}; got {type(frame).__name__}",
+                fix=self.frame_fix,
+                joiner=". ",
+            )
+        validate = parse("validate", arguments["validate"])
+        how = Partitioning(arguments["colocated"], validate, arguments[self.partitions])
+        job = Job.create(
+            **{name: arguments[name] for name in ("qid", "grade", "score", "k", "n_threads")},
+            options=arguments["options"],  # per_query's **options: those of fastndcg.ndcg
+            keeps_order=how.colocated and self.keeps_order,
+            order_hint=self.order_hint,
+            caller=f"fastndcg.{self.engine}",
+        )
+        names = self.column_names(frame, job)
+        missing = [name for name in job.columns if name not in names]
+        if missing:
+            raise ColumnNotFoundError(
+                f"column {missing[0]!r} not found; the DataFrame has columns: "
+                f"{', '.join(map(str, names))}",
+                value=missing[0],
+            )
+        selected, schema = self.select(frame, job)
+        job.check_schema(schema, self.cast_hint)
+        if how.colocated and how.partitions is not None:
+            raise OptionError(
+                f"{self.partitions}= sets the partitions of the {self.shuffle} on qid; "
+                "`colocated=True` has none",
+                option=self.partitions,
+                value=how.partitions,
+            )
+        return self.distribute(job, selected, schema, how)
+
+    def is_frame(self, frame: Any) -> bool:
+        """Whether ``frame`` is a DataFrame of the engine."""
+        raise NotImplementedError
+
+    def column_names(self, frame: Any, job: Job) -> list[Any]:
+        """The names ``frame`` offers for the job's columns, in its order."""
+        raise NotImplementedError
+
+    def select(self, frame: Any, job: Job) -> tuple[Any, pa.Schema]:
+        """The job's columns of ``frame``, and their Arrow schema in the caller's names."""
+        raise NotImplementedError
+
+    def distribute(self, job: Job, selected: Any, schema: pa.Schema, how: Partitioning) -> Any:
+        """The engine's tasks over the selected columns (what :meth:`plan` returns)."""
+        raise NotImplementedError
+
+
 PARTITION_ROWS = " (row numbers count within one partition of the data)"
 
 
 @contextlib.contextmanager
 def _rows_of_a_partition() -> Iterator[None]:
-    """A task's errors that name a row say that it is counted within one partition."""
+    """A task's errors that name a row (in ``where``) say that it is counted within a partition."""
     try:
         yield
-    except (ValueError, TypeError) as exc:
-        if not re.search(r"\brows? \d", str(exc)):
+    except FastNDCGError as exc:
+        if not _names_a_row(exc):
             raise
         raise _noted(exc, PARTITION_ROWS) from exc
 
 
-def _noted(exc: Exception, note: str) -> Exception:
-    """``exc`` with ``note`` at the end of its text: same class, and same data for ours.
+def _names_a_row(exc: FastNDCGError) -> bool:
+    """Whether ``exc`` is about rows of the input: its ``where`` is ``row 7`` or ``rows 0..9``."""
+    return isinstance(exc.where, str) and exc.where.startswith(("row ", "rows "))
+
+
+def _noted(exc: FastNDCGError, note: str) -> FastNDCGError:
+    """``exc`` with ``note`` at the end of its text: same class, same data.
 
     The note goes after the fix where there is one (the text ends as before); otherwise it
     ends the message (:meth:`FastNDCGError.extended`).
     """
-    if not isinstance(exc, FastNDCGError):
-        return type(exc)(f"{exc}{note}")
     if not exc.fix:
         return exc.extended(note)
     fix = exc.fix
@@ -545,9 +636,28 @@ def parquet_paths(source: Any) -> list[str]:
     if isinstance(source, (list, tuple)):
         return [p for item in source for p in parquet_paths(item)]
     text = str(source)
-    if "://" in text and not Path(text).exists():
+    if _remote(text):
         return [text]
     return list(open_dataset(text).files)
+
+
+def _remote(path: str) -> bool:
+    return "://" in path and not Path(path).exists()
+
+
+def score_whole_files(source: Any, score: Callable[[list[str]], Totals]) -> Totals:
+    """The :class:`Totals` ``score`` computes from the Parquet files of ``source``, all of them.
+
+    The rows scored must be those the files' footers promise before the engine starts: a file
+    rewritten or truncated meanwhile is an InputError, not a partial result. Remote files (URLs)
+    are left to the engine, whose reader alone sees them.
+    """
+    paths = parquet_paths(source)
+    promised = None if any(map(_remote, paths)) else promised_rows(open_dataset(paths))
+    totals = score(paths)
+    if promised is not None and totals.n_rows != promised:
+        raise changed_while_read(describe(source), totals.n_rows, promised)
+    return totals
 
 
 def score_on_engine(
@@ -563,7 +673,14 @@ def score_on_engine(
     ``cluster`` is the Dask scheduler address or the Spark master URL (None: a local one).
     ``n_threads=None`` means the adapters' default of one Numba thread per task.
     """
-    choose("engine", engine, ENGINES)
+    engine = option("engine").check(engine)
+    if engine not in ENGINES:  # "local": this process, where the caller scores it itself
+        raise OptionError(
+            f"`engine={engine!r}` scores in this process, not on a cluster",
+            option="engine",
+            value=engine,
+            fix=f"use one of {listed(ENGINES)}",
+        )
     if options.get("n_threads") is None:
         options.pop("n_threads", None)
     module = importlib.import_module(f"fastndcg.{engine}")

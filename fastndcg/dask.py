@@ -36,9 +36,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._core.options import parse
-from fastndcg._errors import ColumnNotFoundError, InputTypeError, OptionError
-from fastndcg._scaleout import Job, Totals, parquet_paths, require, split_query_error
+from fastndcg._errors import OptionError
+from fastndcg._scaleout import (
+    Job,
+    Partitioning,
+    Planner,
+    Totals,
+    parquet_paths,
+    require,
+    score_whole_files,
+    split_query_error,
+)
 
 dd = require("dask.dataframe", "dask")
 
@@ -96,7 +104,7 @@ def per_query(
         Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
         (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
     """
-    plan = _Plan.create(
+    plan = _PLANNER.plan(
         ddf,
         qid=qid,
         grade=grade,
@@ -125,7 +133,7 @@ def totals(ddf: Any, **kwargs: Any) -> Any:
         Computes to :class:`fastndcg._scaleout.Totals`: rows, queries, counted and skipped
         queries and the sums of NDCG, DCG and IDCG per cutoff, with ``mean`` and ``value()``.
     """
-    plan = _Plan.create(ddf, **kwargs)
+    plan = _PLANNER.plan(ddf, **kwargs)
     return _totals(plan.scored, plan.job, disjoint=plan.check == "ranges")
 
 
@@ -138,7 +146,7 @@ def ndcg(ddf: Any, **kwargs: Any) -> Any:
         Computes to a float for one cutoff, or a dict cutoff -> float for several: the same
         value as :func:`fastndcg.ndcg` on all rows at once, to rounding.
     """
-    plan = _Plan.create(ddf, **kwargs)
+    plan = _PLANNER.plan(ddf, **kwargs)
     return _totals(plan.scored, plan.job, disjoint=plan.check == "ranges", value=True)
 
 
@@ -171,10 +179,14 @@ def score_files(
     ``distributed.comm.timeouts.connect`` (30 s unless configured otherwise).
     """
     columns = [c for c in (qid, grade, score) if c is not None]
-    ddf = read_parquet(source, columns=columns, colocated=colocated)
-    lazy = totals(ddf, qid=qid, grade=grade, score=score, colocated=colocated, **options)
-    with _client(cluster) as client:
-        return client.compute(lazy).result()
+
+    def score_paths(paths: list[str]) -> Totals:
+        ddf = read_parquet(paths, columns=columns, colocated=colocated)
+        lazy = totals(ddf, qid=qid, grade=grade, score=score, colocated=colocated, **options)
+        with _client(cluster) as client:
+            return client.compute(lazy).result()
+
+    return score_whole_files(source, score_paths)
 
 
 @contextlib.contextmanager
@@ -219,68 +231,47 @@ class _Plan:
     scored: Any  # dask DataFrame of per-query results
     check: str | None  # "ranges": still to be checked on the results; else None
 
-    @classmethod
-    def create(
-        cls,
-        ddf: Any,
-        *,
-        qid: str = "qid",
-        grade: str = "grade",
-        score: str | None = "score",
-        k: Any = None,
-        colocated: bool = False,
-        validate: str = "ranges",
-        npartitions: int | None = None,
-        n_threads: int | None = 1,
-        **options: Any,
-    ) -> _Plan:
-        """Check everything in the client, then lay out the tasks (see :func:`per_query`)."""
-        if not isinstance(ddf, dd.DataFrame):
-            raise InputTypeError(
-                f"expected a dask DataFrame; got {type(ddf).__name__}",
-                fix="Wrap a pandas DataFrame with dask.dataframe.from_pandas(frame, "
-                "npartitions=...)",
-                joiner=". ",
-            )
-        parse("validate", validate)
-        job = Job.create(
-            qid=qid,
-            grade=grade,
-            score=score,
-            n_threads=n_threads,
-            options=options,
-            k=k,
-            keeps_order=colocated,
-            order_hint=ORDER_HINT,
-            caller="fastndcg.dask",
-        )
-        if qid == ddf.index.name and qid not in ddf.columns:
-            ddf = ddf.reset_index()
-        missing = [c for c in job.columns if c not in ddf.columns]
-        if missing:
-            raise ColumnNotFoundError(
-                f"column {missing[0]!r} not found; the DataFrame has columns: "
-                f"{', '.join(map(str, ddf.columns))}",
-                value=missing[0],
-            )
-        frame = ddf[job.columns]
-        schema = _placeholder_schema(frame._meta, qid)
-        job.check_schema(schema, CAST_HINT)
-        if colocated and npartitions is not None:
-            raise OptionError(
-                "npartitions= sets the partitions of the shuffle on qid; `colocated=True` has none",
-                option="npartitions",
-                value=npartitions,
-            )
-        if not colocated:
-            frame = frame.shuffle(on=qid, npartitions=npartitions)
-        meta = job.output_schema(schema.field(qid).type).empty_table().to_pandas()
-        scored = frame.map_partitions(_score_partition, job, meta=meta, enforce_metadata=False)
-        if colocated and validate == "exact":
+
+class _DaskPlanner(Planner):
+    """The planning of :func:`per_query`: the rows shuffled on the query id unless colocated."""
+
+    engine = "dask"
+    frame = "a dask DataFrame"
+    frame_fix = "Wrap a pandas DataFrame with dask.dataframe.from_pandas(frame, npartitions=...)"
+    partitions = "npartitions"
+    shuffle = "shuffle"
+    keeps_order = True
+    order_hint = ORDER_HINT
+    cast_hint = CAST_HINT
+
+    def is_frame(self, frame: Any) -> bool:
+        return isinstance(frame, dd.DataFrame)
+
+    def column_names(self, frame: Any, job: Job) -> list[Any]:
+        names = list(frame.columns)
+        if job.qid == frame.index.name and job.qid not in names:
+            return [job.qid, *names]  # the query ids are the index, reset in select()
+        return names
+
+    def select(self, frame: Any, job: Job) -> tuple[Any, pa.Schema]:
+        if job.qid not in frame.columns:
+            frame = frame.reset_index()
+        frame = frame[job.columns]
+        return frame, _placeholder_schema(frame._meta, job.qid)
+
+    def distribute(self, job: Job, selected: Any, schema: pa.Schema, how: Partitioning) -> _Plan:
+        if not how.colocated:
+            selected = selected.shuffle(on=job.qid, npartitions=how.partitions)
+        meta = job.output_schema(schema.field(job.qid).type).empty_table().to_pandas()
+        scored = selected.map_partitions(_score_partition, job, meta=meta, enforce_metadata=False)
+        if how.colocated and how.validate == "exact":
             scored = scored.shuffle(on="query_id").map_partitions(
                 _unique, meta=meta, enforce_metadata=False
             )
-        return cls(job, scored, "ranges" if colocated and validate == "ranges" else None)
+        return _Plan(job, scored, "ranges" if how.colocated and how.validate == "ranges" else None)
+
+
+_PLANNER = _DaskPlanner(per_query)
 
 
 def _placeholder_schema(meta: Any, qid: str) -> pa.Schema:

@@ -28,7 +28,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._core.options import parse
 from fastndcg._errors import (
     BackendUnavailableError,
     ColumnNotFoundError,
@@ -40,10 +39,12 @@ from fastndcg._errors import (
 )
 from fastndcg._scaleout import (
     Job,
+    Partitioning,
+    Planner,
     Totals,
     check_disjoint,
-    parquet_paths,
     require,
+    score_whole_files,
     split_query_error,
 )
 
@@ -106,7 +107,7 @@ def per_query(
         Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
         (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
     """
-    job, rows, qid_type = _prepare(
+    job, rows, qid_type = _PLANNER.plan(
         df,
         qid=qid,
         grade=grade,
@@ -127,7 +128,7 @@ def totals(df: Any, **kwargs: Any) -> Totals:
 
     Every partition is scored and summed in Python; only one row per partition comes back.
     """
-    job, rows, _ = _prepare(df, **kwargs)
+    job, rows, _ = _PLANNER.plan(df, **kwargs)
     schema = from_arrow_schema(Totals.arrow_schema(len(job.cutoffs)))
     try:
         sums = rows.mapInArrow(functools.partial(_totals_batches, job), schema).toArrow()
@@ -164,9 +165,13 @@ def score_files(
     Connect address (``sc://host:15002``); None means ``local[*]``. A session that is already
     active is used as it is.
     """
-    with _session(cluster) as spark:
-        df = spark.read.parquet(*parquet_paths(source))
-        return totals(df, qid=qid, grade=grade, score=score, colocated=colocated, **options)
+
+    def score_paths(paths: list[str]) -> Totals:
+        with _session(cluster) as spark:
+            df = spark.read.parquet(*paths)
+            return totals(df, qid=qid, grade=grade, score=score, colocated=colocated, **options)
+
+    return score_whole_files(source, score_paths)
 
 
 @contextlib.contextmanager
@@ -198,79 +203,72 @@ def _session(cluster: str | None) -> Iterator[Any]:
         spark.stop()
 
 
-def _prepare(
-    df: Any,
-    *,
-    qid: str = "qid",
-    grade: str = "grade",
-    score: str = "score",
-    k: Any = None,
-    colocated: bool = False,
-    validate: str = "ranges",
-    num_partitions: int | None = None,
-    n_threads: int | None = 1,
-    **options: Any,
-) -> tuple[Job, Any, pa.DataType]:
-    """Check everything on the driver; return the job, the rows to score and the qid type."""
-    if not hasattr(df, "mapInArrow"):
-        raise InputTypeError(
-            f"expected a pyspark DataFrame; got {type(df).__name__}",
-            fix="Make one with spark.createDataFrame(...) or spark.read.parquet(...)",
-            joiner=". ",
-        )
-    parse("validate", validate)
-    job = Job.create(
-        qid=qid,
-        grade=grade,
-        score=score,
-        n_threads=n_threads,
-        options=options,
-        k=k,
-        keeps_order=False,
-        order_hint=ORDER_HINT,
-        caller="fastndcg.spark",
-    )
-    fields = {f.name: f for f in df.schema.fields}
-    missing = [c for c in job.columns if c not in fields]
-    if missing:
-        raise ColumnNotFoundError(
-            f"column {missing[0]!r} not found; the DataFrame has columns: {', '.join(fields)}",
-            value=missing[0],
-        )
-    # mapInArrow looks the columns up by name again, reading dots and backticks as syntax:
-    # such names are carried under the names of their roles
-    renamed = {name: name for name in job.columns}
-    if any(mark in name for name in job.columns for mark in ".`"):
-        renamed = {}
-        for role, name in job.roles.items():
-            if name is not None:
-                renamed.setdefault(name, role)
-    columns = []
-    for name in job.columns:
-        column = F.col(_quoted(name))
-        if name != qid and isinstance(fields[name].dataType, T.DecimalType):
-            column = column.cast("double")
-        columns.append(column.alias(renamed[name]))
-    rows = df.select(*columns)
-    arrow = to_arrow_schema(rows.schema)
-    named = [f.with_name(name) for f, name in zip(arrow, job.columns, strict=True)]
-    job.check_schema(pa.schema(named), CAST_HINT)  # in the caller's names
-    job = replace(job, **{role: renamed.get(name) for role, name in job.roles.items()})
-    key = F.col(_quoted(job.qid))
-    if colocated:
-        if num_partitions is not None:
-            raise OptionError(
-                "num_partitions= sets the partitions of the repartition on qid; `colocated=True` "
-                "has none",
-                option="num_partitions",
-                value=num_partitions,
-            )
-        _check_colocated(rows, key, validate)
-    elif num_partitions is not None:
-        rows = rows.repartition(num_partitions, key)
-    else:
-        rows = rows.repartition(key)
-    return job, rows.sortWithinPartitions(key), arrow.field(job.qid).type
+class _SparkPlanner(Planner):
+    """The planning of :func:`per_query`: rows repartitioned on the query id, then sorted.
+
+    Colocated rows are not repartitioned; the sort within each partition loses the input order.
+    """
+
+    engine = "spark"
+    frame = "a pyspark DataFrame"
+    frame_fix = "Make one with spark.createDataFrame(...) or spark.read.parquet(...)"
+    partitions = "num_partitions"
+    shuffle = "repartition"
+    keeps_order = False
+    order_hint = ORDER_HINT
+    cast_hint = CAST_HINT
+
+    def is_frame(self, frame: Any) -> bool:
+        return hasattr(frame, "mapInArrow")
+
+    def column_names(self, frame: Any, job: Job) -> list[Any]:
+        return [field.name for field in frame.schema.fields]
+
+    def select(self, frame: Any, job: Job) -> tuple[Any, pa.Schema]:
+        fields = {field.name: field for field in frame.schema.fields}
+        carried = _carried_names(job)
+        columns = []
+        for name in job.columns:
+            column = F.col(_quoted(name))
+            if name != job.qid and isinstance(fields[name].dataType, T.DecimalType):
+                column = column.cast("double")
+            columns.append(column.alias(carried[name]))
+        rows = frame.select(*columns)
+        arrow = to_arrow_schema(rows.schema)
+        named = [f.with_name(name) for f, name in zip(arrow, job.columns, strict=True)]
+        return rows, pa.schema(named)
+
+    def distribute(self, job: Job, selected: Any, schema: pa.Schema, how: Partitioning) -> Any:
+        """The job (in the carried names), the rows to score, and the query ids' type."""
+        qid_type = schema.field(job.qid).type
+        carried = _carried_names(job)
+        job = replace(job, **{role: carried.get(name) for role, name in job.roles.items()})
+        key = F.col(_quoted(job.qid))
+        if how.colocated:
+            _check_colocated(selected, key, how.validate)
+        elif how.partitions is not None:
+            selected = selected.repartition(how.partitions, key)
+        else:
+            selected = selected.repartition(key)
+        return job, selected.sortWithinPartitions(key), qid_type
+
+
+def _carried_names(job: Job) -> dict[str, str]:
+    """The name each input column is carried under into the tasks.
+
+    mapInArrow looks the columns up by name again, reading dots and backticks as syntax: such
+    names are carried under the names of their roles.
+    """
+    if not any(mark in name for name in job.columns for mark in ".`"):
+        return {name: name for name in job.columns}
+    carried: dict[str, str] = {}
+    for role, name in job.roles.items():
+        if name is not None:
+            carried.setdefault(name, role)
+    return carried
+
+
+_PLANNER = _SparkPlanner(per_query)
 
 
 # the errors a worker's traceback may end with, as the traceback names them

@@ -35,7 +35,8 @@ from fastndcg._core.coerce import as_grade_vector, as_score_vector
 from fastndcg._core.definition import Definition
 from fastndcg._core.grouping import Judgments, id_family, plain_float_ids
 from fastndcg._core.layout import finish_layout
-from fastndcg._core.options import STREAM, data_options, split_options
+from fastndcg._core.options import STREAM, data_options, parse, split_options
+from fastndcg._core.options.model import check_column_name
 from fastndcg._core.vocabulary import plain
 from fastndcg._errors import COMMAND, PYTHON, InputError, InputTypeError, OptionError
 from fastndcg._io.arrow import (
@@ -60,6 +61,15 @@ def _sort_or_group(sort: str) -> dict[str, str]:
         PYTHON: f"{sort}, or {GROUP_IN_MEMORY}",
         COMMAND: f"{sort}, or {GROUP_IN_MEMORY_COMMAND}",
     }
+
+
+def stream_columns(qid: Any, grade: Any, score: Any) -> tuple[str, str, str | None]:
+    """The column names a stream is read by, checked by the option table.
+
+    The table's ``qid=None`` (the whole table is one query) is for tables grouped in memory: a
+    stream needs the query id column.
+    """
+    return check_column_name("qid")(qid), parse("grade", grade), parse("score", score)
 
 
 @dataclass
@@ -94,6 +104,7 @@ class StreamScorer:
         score: str | None = "score",
         **options: Any,
     ) -> None:
+        self.columns = stream_columns(qid, grade, score)
         ours, data = split_options(options, "StreamScorer()", data_options(STREAM))
         self.definition = Definition.create(**ours)
         self.definition.check_tie_keys(known=False)
@@ -119,7 +130,6 @@ class StreamScorer:
             )
         elif data:
             self.definition.check_ideal_inputs(**data)
-        self.columns = (qid, grade, score)
         self._names = value_names(grade, score)
         self._carry: _Carry | None = None
         self._rows = 0

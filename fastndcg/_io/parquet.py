@@ -2,7 +2,9 @@
 
 The pieces :func:`fastndcg.ndcg_parquet` streams with: opening a source as a dataset (a
 directory's ``*.parquet`` files in sorted path order), checking its columns, decoding batches
-in a background thread a bounded number ahead, and a progress bar.
+in a background thread a bounded number ahead, and a progress bar. Every Parquet file is read
+whole or not at all: the rows read are compared with those its footer promised when the dataset
+counted them (a file rewritten or truncated meanwhile is an InputError, not a partial result).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,9 +80,17 @@ def open_dataset(source: Any) -> ds.Dataset:
         ) from exc
 
 
-def check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streaming: bool) -> None:
-    """Every file must hold the columns (partition keys aside, which streaming cannot read)."""
-    _require(columns, dataset.schema.names, describe(source), _hive_hint(dataset, columns))
+def check_columns(
+    dataset: ds.Dataset, roles: Mapping[str, str | None], source: Any, streaming: bool
+) -> None:
+    """Every file must hold the columns (partition keys aside, which streaming cannot read).
+
+    ``roles`` are the column names by role (``qid``, ``grade``, ``score``; None: no column): a
+    missing column's error names the option that names it.
+    """
+    columns = [name for name in roles.values() if name is not None]
+    hint = _hive_hint(dataset, columns)
+    _require(roles, dataset.schema.names, describe(source), hint or _PASS_THE_COLUMN)
     keys = _partition_keys(dataset) & set(columns)
     if keys:
         if streaming:
@@ -95,24 +105,33 @@ def check_columns(dataset: ds.Dataset, columns: list[str], source: Any, streamin
             )
         return
     for fragment in dataset.get_fragments():
-        _require(columns, fragment.physical_schema.names, fragment.path)
+        _require(roles, fragment.physical_schema.names, fragment.path, _WRITE_THE_COLUMN)
+
+
+# the fix of a missing column, a template of its option's ``role`` and its ``name``: when the
+# whole source lacks it, and when one of its files does
+_PASS_THE_COLUMN = "Pass `{role}='<column name>'`"
+_WRITE_THE_COLUMN = "every file needs it: write {name!r} into that file, or leave the file out"
 
 
 def _require(
-    columns: list[str], names: list[str], where: str, hint: dict[str, str] | None = None
+    roles: Mapping[str, str | None],
+    names: list[str],
+    where: str,
+    fix: str | Mapping[str, str],
 ) -> None:
-    missing = [c for c in columns if c not in names]
+    given = [(role, name) for role, name in roles.items() if name is not None]
+    missing = [(role, name) for role, name in given if name not in names]
     if missing:
-        fix = (
-            None
-            if hint is None
-            else {front: text.format(name=missing[0]) for front, text in hint.items()}
-        )
+        role, name = missing[0]
         raise ColumnNotFoundError(
-            f"column {missing[0]!r} not found in {where}; it has columns: {', '.join(names)}",
-            value=missing[0],
+            f"column {name!r} not found in {where}; it has columns: {', '.join(names)}",
+            option=role,
+            value=name,
             where=where,
-            fix=fix,
+            fix=fix.format(role=role, name=name)
+            if isinstance(fix, str)
+            else {front: text.format(role=role, name=name) for front, text in fix.items()},
             joiner=". ",
         )
 
@@ -161,7 +180,9 @@ def read_whole(dataset: ds.Dataset, columns: list[str]) -> pa.Table:
     pieces = []
     for fragment in dataset.get_fragments():
         with _naming_the_file(fragment):
+            promised = _promised_rows(fragment)
             pieces.append(fragment.to_table(columns=columns))
+            _check_read_whole(fragment.path, pieces[-1].num_rows, promised)
     if not pieces:
         return dataset.to_table(columns=columns)
     return pa.concat_tables(pieces, promote_options="permissive")
@@ -196,6 +217,9 @@ def iter_batches(
     formats still go through, read up to about 1 GB ahead of a consumer slower than decoding,
     whatever its read-ahead options. Each file's batches have the types of its own schema
     (its physical schema, as the scanner gives them), read with the dataset's Parquet options.
+
+    A Parquet file's rows read are compared with those its footer promised when the dataset
+    counted them (:func:`_check_read_whole`), and the footer the reader finds with that one.
     """
     import pyarrow.dataset as ds
 
@@ -205,29 +229,84 @@ def iter_batches(
     options = ds.ParquetFragmentScanOptions(pre_buffer=False) if parquet else None
     for fragment in dataset.get_fragments():
         with _naming_the_file(fragment):
+            promised = _promised_rows(fragment)
+            read = 0
             if not (parquet and _own_reader(fragment, file_format)):
-                yield from fragment.to_batches(
+                for batch in fragment.to_batches(
                     columns=columns,
                     batch_size=batch_rows,
                     batch_readahead=1,
                     fragment_readahead=0,
                     fragment_scan_options=options,
-                )
+                ):
+                    read += batch.num_rows
+                    yield batch
+                _check_read_whole(fragment.path, read, promised)
                 continue
-            row_groups = [group.id for group in fragment.row_groups]
+            row_groups = fragment.row_groups
             with fragment.open() as source:
                 reader = _parquet_file(source, file_format)
-                empty = True
+                _check_footer(fragment.path, row_groups, reader.metadata)
                 if row_groups:
                     for batch in reader.iter_batches(
-                        batch_size=batch_rows, row_groups=row_groups, columns=columns
+                        batch_size=batch_rows,
+                        row_groups=[group.id for group in row_groups],
+                        columns=columns,
                     ):
-                        empty = False
+                        read += batch.num_rows
                         yield batch
-                if empty:  # as the scanner gives a file without rows: one batch of its types
+                _check_read_whole(fragment.path, read, promised)
+                if not read:  # as the scanner gives a file without rows: one batch of its types
                     schema = reader.schema_arrow
                     fields = [schema.field(name) for name in columns]
                     yield pa.RecordBatch.from_pylist([], pa.schema(fields, schema.metadata))
+
+
+def promised_rows(dataset: ds.Dataset) -> int:
+    """The rows the footers of a dataset's Parquet files promise (an unreadable one is named)."""
+    total = 0
+    for fragment in dataset.get_fragments():
+        with _naming_the_file(fragment):
+            total += _promised_rows(fragment) or 0
+    return total
+
+
+def _promised_rows(fragment: Any) -> int | None:
+    """The rows of a Parquet fragment's row groups, by the footer read when it was first counted.
+
+    Fragments keep the metadata they first read, so this is the footer the dataset's row count
+    (``ndcg_parquet``'s progress total) came from. None for other formats.
+    """
+    row_groups = getattr(fragment, "row_groups", None)  # Parquet fragments only
+    return None if row_groups is None else sum(group.num_rows for group in row_groups)
+
+
+def _check_footer(path: str, row_groups: list[Any], footer: Any) -> None:
+    """The footer a reader finds must give each row group the rows promised before."""
+    found = [footer.row_group(i).num_rows for i in range(footer.num_row_groups)]
+    if any(group.id >= len(found) or found[group.id] != group.num_rows for group in row_groups):
+        promised = sum(group.num_rows for group in row_groups)
+        raise changed_while_read(path, 0, promised, footer.num_rows)
+
+
+def _check_read_whole(path: str, read: int, promised: int | None) -> None:
+    if promised is not None and read != promised:
+        raise changed_while_read(path, read, promised)
+
+
+def changed_while_read(where: str, read: int, promised: int, now: int | None = None) -> InputError:
+    """The InputError for ``read`` rows of ``where`` whose Parquet metadata promised others.
+
+    ``now`` is the row count of a footer found changed when the file was opened to be read.
+    """
+    return InputError(
+        f"{where}: {read:,} rows read of the {promised:,} its Parquet metadata promised"
+        f"{'' if now is None else f' (it now says {now:,})'}: a file changed while it was read",
+        value=read,
+        where=where,
+        fix="score it once it is written whole: a writer should write a new file and rename it "
+        "over the old one, not rewrite it in place",
+    )
 
 
 @contextlib.contextmanager

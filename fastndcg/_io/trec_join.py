@@ -20,7 +20,8 @@ from fastndcg._contract import Backend, DocumentIds
 from fastndcg._core.coerce import as_grade_vector, as_score_vector
 from fastndcg._core.grouping import group_codes, positions
 from fastndcg._core.layout import Layout, finish_layout
-from fastndcg._errors import InputError, OptionError, OptionTypeError
+from fastndcg._core.options import parse
+from fastndcg._errors import InputError, OptionError
 from fastndcg._io.arrow import ids_to_numpy
 
 
@@ -239,31 +240,18 @@ def _query_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray
 
 
 def check_max_docs(max_docs: Any, ties: str) -> int:
-    """``max_docs`` (not None) checked against the tie rule ``ties``, as a Python int."""
-    if isinstance(max_docs, bool) or not isinstance(max_docs, (int, np.integer)):
-        raise OptionTypeError(
-            "`max_docs` must be an int (documents kept per ranking) or None",
-            option="max_docs",
-            value=max_docs,
-            fix=f"got {max_docs!r}",
-        )
-    if max_docs < 1:
-        raise OptionError(
-            f"`max_docs={int(max_docs)}` keeps no document of a ranking",
-            option="max_docs",
-            value=max_docs,
-            fix="give the positive number of documents to keep",
-        )
+    """``max_docs`` (not None) checked by the option table, then against the tie rule ``ties``."""
+    max_docs = parse("max_docs", max_docs)
     if ties not in ("docid_desc", "stable"):
         raise OptionError(
-            f"`max_docs={int(max_docs)}` cuts each ranking after {int(max_docs)} documents, "
+            f"`max_docs={max_docs}` cuts each ranking after {max_docs} documents, "
             "which needs a fixed order of tied scores",
             option="max_docs",
             value=max_docs,
             fix=f"`ties='docid_desc'` or `ties='stable'`, not `ties={ties!r}`",
             joiner=": ",
         )
-    return int(max_docs)  # a NumPy integer would make the kernel compile another signature
+    return max_docs
 
 
 def first_ranked(

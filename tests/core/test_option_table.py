@@ -8,6 +8,7 @@ import inspect
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fastndcg
@@ -148,3 +149,33 @@ def test_the_compare_command_has_a_flag_for_every_comparison_option():
     explain = parser._subparsers._group_actions[0].choices["explain"]
     dests = {action.dest for action in explain._actions}
     assert "query" in dests and "test" not in dests and "missing" not in dests
+
+
+def test_options_once_checked_by_hand_are_checked_by_their_records():
+    """max_docs, batch_rows, progress, engine and the column names: the records check them,
+    with the data the entry points' own checks gave (and ndcg_run, ndcg_parquet, Dask and Spark
+    call them)."""
+
+    def error(name, value):
+        with pytest.raises(fastndcg.OptionError) as info:
+            table.option(name).check(value)
+        exc = info.value
+        return type(exc), exc.option, exc.value, exc.fix
+
+    assert error("max_docs", 0) == (
+        fastndcg.OptionError,
+        "max_docs",
+        0,
+        "give the positive number of documents to keep",
+    )
+    assert error("max_docs", 2.0) == (fastndcg.OptionTypeError, "max_docs", 2.0, "got 2.0")
+    checked = table.parse("max_docs", np.int32(3))
+    assert checked == 3 and type(checked) is int
+    assert table.parse("max_docs", None) is None
+    assert error("batch_rows", None) == (fastndcg.OptionTypeError, "batch_rows", None, "got None")
+    assert error("progress", "yes") == (fastndcg.OptionTypeError, "progress", "yes", "got 'yes'")
+    assert [table.parse("progress", value) for value in (None, np.True_)] == [None, True]
+    kind, name, value, fix = error("engine", "ray")
+    assert (kind, name, value) == (fastndcg.OptionError, "engine", "ray")
+    assert fix.endswith("'local'`, `'dask'`, `'spark'`")
+    assert error("grade", 1) == (fastndcg.OptionTypeError, "grade", 1, "got 1")

@@ -265,12 +265,18 @@ def test_partition_errors_keep_class_and_data():
     assert str(exc) == str(original) + PARTITION_ROWS  # the text ends as it did
     assert exc.fix_for(COMMAND) == "do that" + PARTITION_ROWS
     with pytest.raises(OptionError) as info, _rows_of_a_partition():
-        raise OptionError("no fix, at row 2", option="k", value=0)
-    assert info.value.message == "no fix, at row 2" + PARTITION_ROWS
+        raise OptionError("no fix, at rows 2..5", option="k", value=0, where="rows 2..5")
+    assert info.value.message == "no fix, at rows 2..5" + PARTITION_ROWS
     assert (info.value.option, info.value.value) == ("k", 0)
-    with pytest.raises(InputError) as info, _rows_of_a_partition():
-        raise InputError("no row named here", where="query 3")
-    assert str(info.value) == "no row named here"  # left as it was
+    # the place is the error's data, not its words: a query named "row 3" is no row
+    for unnoted in (
+        InputError("query 'row 3' has no relevant item", where="query 'row 3'"),
+        OptionError("at row 3, says the text", option="k"),
+        ValueError("not ours, at row 3"),
+    ):
+        with pytest.raises(type(unnoted)) as info, _rows_of_a_partition():
+            raise unnoted
+        assert info.value is unnoted
     exc = raised(check_disjoint, [(10, 30, 0), (0, 10, 1)])
     assert type(exc) is InputError and exc.where == "partitions 1 and 0"
     assert exc.value == (10, 30) and exc.fix.startswith("`colocated=True` promised")

@@ -327,8 +327,11 @@ def test_awkward_datasets(tmp_path, backend):
     for group in ("stream", "memory"):  # the directory's path: the error says how to read keys
         with pytest.raises(KeyError, match=r"'qid' names directories .* partitioning='hive'"):
             fastndcg.ndcg_parquet(hive, group=group)
-    with pytest.raises(KeyError, match=r"'grades' not found in .*: qid, grade, score\"$"):
-        fastndcg.ndcg_parquet(spark, grade="grades")  # no hint where no directory names it
+    with pytest.raises(  # no hive hint where no directory names it
+        KeyError,
+        match=r"'grades' not found in .*: qid, grade, score\. Pass grade='<column name>'\"$",
+    ):
+        fastndcg.ndcg_parquet(spark, grade="grades")
     with pytest.raises(ValueError, match="no Parquet files given"):
         fastndcg.ndcg_parquet([])
 
@@ -512,3 +515,126 @@ def test_a_corrupt_file_is_named(tmp_path, group):
     with pytest.raises(fastndcg.InputError) as info:
         fastndcg.ndcg_parquet(path, group=group)
     assert info.value.where == str(path) and str(info.value).startswith(f"{path}: ")
+
+
+def _write_queries(path: Path, rows: int, row_group_size: int) -> None:
+    ids = np.repeat(np.arange(rows // 10), 10)
+    scores = np.random.default_rng(rows).random(rows)
+    table = pa.table({"qid": ids, "grade": (ids % 3).astype(np.int8), "score": scores})
+    pq.write_table(table, path, row_group_size=row_group_size)
+
+
+def test_a_file_rewritten_while_it_is_streamed_is_an_error_not_a_partial_result(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 40, fault 1: a writer rewrote the file in place after its rows were counted. Its
+    first row groups were read, and a partial result came back with nothing said."""
+    import fastndcg._parquet as entry
+    from fastndcg.cli import main
+
+    path = tmp_path / "predictions.parquet"
+    read = entry.iter_batches
+
+    def rewritten_then_read(*args, **kwargs):
+        _write_queries(path, 100_000, 20_000)  # 5 row groups where 4 were promised
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(entry, "iter_batches", rewritten_then_read)
+    _write_queries(path, 200_000, 50_000)
+    with pytest.raises(fastndcg.InputError) as info:
+        fastndcg.ndcg_parquet(path)
+    exc = info.value
+    assert (exc.where, exc.value) == (str(path), 0)
+    assert str(exc).startswith(
+        f"{path}: 0 rows read of the 200,000 its Parquet metadata promised (it now says "
+        "100,000): a file changed while it was read; "
+    )
+    _write_queries(path, 200_000, 50_000)  # the command line's Parquet path: one line, exit 2
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a file changed while it was read" in err[0], err
+
+
+@pytest.mark.parametrize("group", ["stream", "memory"])
+def test_a_reader_that_stops_short_is_an_error(tmp_path, monkeypatch, group):
+    """Rows read are compared with the footer's count, whatever the reader does: here it loses
+    the last batch of the file (in memory: the last rows of its table)."""
+    import fastndcg._io.parquet as reading
+
+    path = tmp_path / "predictions.parquet"
+    _write_queries(path, 50_000, 20_000)
+    if group == "stream":
+        open_reader = reading._parquet_file
+
+        class ShortReader:
+            def __init__(self, reader):
+                self.reader = reader
+                self.metadata, self.schema_arrow = reader.metadata, reader.schema_arrow
+
+            def iter_batches(self, **kwargs):
+                yield from list(self.reader.iter_batches(**kwargs))[:-1]
+
+        monkeypatch.setattr(reading, "_parquet_file", lambda *a: ShortReader(open_reader(*a)))
+    else:
+        import fastndcg._parquet as entry
+
+        class Delegate:
+            def __init__(self, inner):
+                self.inner = inner
+
+            def __getattr__(self, name):
+                return getattr(self.inner, name)
+
+        class ShortFragment(Delegate):
+            def to_table(self, **kwargs):
+                return self.inner.to_table(**kwargs).slice(10)
+
+        class ShortDataset(Delegate):
+            def get_fragments(self):
+                return map(ShortFragment, self.inner.get_fragments())
+
+        open_dataset = entry.open_dataset
+        monkeypatch.setattr(
+            entry, "open_dataset", lambda source: ShortDataset(open_dataset(source))
+        )
+    with pytest.raises(fastndcg.InputError) as info:
+        fastndcg.ndcg_parquet(path, batch_rows=4096, group=group)
+    read = 49_990 if group == "memory" else 50_000 // 4096 * 4096  # batches span row groups
+    assert (info.value.where, info.value.value) == (str(path), read)
+    assert f"{read:,} rows read of the 50,000 its Parquet metadata promised:" in str(info.value)
+
+
+def test_column_and_progress_options_are_checked_as_every_entry_point_checks_them(
+    dataset, tmp_path
+):
+    """Issue 40, fault 5: qid=1 or a missing column gave an error without option or fix, and
+    progress='yes' was taken for True."""
+    _, single, table, _ = dataset
+    pq.write_table(table, tmp_path / "a.parquet")
+    pq.write_table(table.drop_columns(["pred"]), tmp_path / "b.parquet")
+    exc = raised(fastndcg.ndcg_parquet, tmp_path, **OPTS)  # one file lacks the column
+    assert (exc.option, exc.value, exc.where) == ("score", "pred", str(tmp_path / "b.parquet"))
+    assert exc.fix == "every file needs it: write 'pred' into that file, or leave the file out"
+    for group in GROUPINGS:
+        exc = raised(fastndcg.ndcg_parquet, single, qid=1, grade="label", group=group)
+        assert type(exc) is fastndcg.OptionTypeError
+        assert (exc.option, exc.value, exc.fix) == ("qid", 1, "got 1")
+        exc = raised(fastndcg.ndcg_parquet, single, score="prediction", grade="label", group=group)
+        assert isinstance(exc, fastndcg.ColumnNotFoundError)
+        assert (exc.option, exc.value, exc.where) == ("score", "prediction", str(single))
+        assert exc.fix == "Pass `score='<column name>'`"
+        exc = raised(fastndcg.ndcg_parquet, single, progress="yes", **OPTS)
+        assert type(exc) is fastndcg.OptionTypeError
+        assert (exc.option, exc.value, exc.fix) == ("progress", "yes", "got 'yes'")
+    exc = raised(fastndcg.ndcg_parquet, single, qid=None, grade="label", score="pred")
+    assert (type(exc), exc.option, exc.value) == (fastndcg.OptionTypeError, "qid", None)
+    one = fastndcg.ndcg_parquet(single, qid=None, grade="label", score="pred", group="memory")
+    assert one.n_queries == 1  # in memory, qid=None is the whole table as one query
+    exc = raised(fastndcg.ndcg_parquet, single, batch_rows=None, **OPTS)
+    assert (type(exc), exc.option, exc.fix) == (fastndcg.OptionTypeError, "batch_rows", "got None")
+
+
+def raised(function, *args, **kwargs) -> Exception:
+    with pytest.raises(Exception) as info:
+        function(*args, **kwargs)
+    return info.value

@@ -259,3 +259,12 @@ def test_a_finished_scorer_starts_a_new_stream(backend):
     text = pa.table({"qid": ["a", "a", "b"], "grade": [1, -1, 0], "score": [0.3, 0.2, 0.1]})
     with pytest.raises(ValueError, match=r"column 'grade' has -1 at row 1 \(query 'a'\)"):
         scorer.feed(text)
+
+
+def test_column_names_are_checked_when_the_scorer_is_made():
+    """Before, StreamScorer(qid=1) was made, and the first batch raised."""
+    for role, value in (("qid", 1), ("qid", None), ("grade", None), ("score", 2.5)):
+        with pytest.raises(fastndcg.OptionTypeError) as info:
+            StreamScorer(**{role: value})
+        assert (info.value.option, info.value.value) == (role, value)
+    assert StreamScorer(score=None).ranked

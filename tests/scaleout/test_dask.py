@@ -413,6 +413,26 @@ def test_command_line_on_a_dask_cluster(client, table, tmp_path):
             assert row[f"ndcg{'' if k is None else f'@{k}'}"] == pytest.approx(mean, rel=1e-12)
 
 
+def test_a_file_rewritten_before_the_workers_read_it_is_an_error(
+    client, table, tmp_path, monkeypatch
+):
+    """Issue 40, fault 1 on Dask: the workers read a file a writer had rewritten with fewer rows
+    since it was listed; its footer's rows were scored in part, and nothing said so."""
+    path = tmp_path / "predictions.parquet"
+    pq.write_table(table, path)
+    read = fdask.read_parquet
+
+    def rewritten_then_read(paths, **kwargs):
+        pq.write_table(table.slice(0, 100), path)
+        return read(paths, **kwargs)
+
+    monkeypatch.setattr(fdask, "read_parquet", rewritten_then_read)
+    with pytest.raises(fastndcg.InputError) as info:
+        fdask.score_files(path, cluster=client.scheduler.address, k=5)
+    assert (info.value.where, info.value.value) == (str(path), 100)
+    assert f"100 rows read of the {table.num_rows:,} its Parquet metadata" in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("address", "said"),
     [

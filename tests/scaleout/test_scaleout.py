@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from scaleout_data import judged_table, shuffled
 
@@ -272,3 +273,68 @@ def test_engine_options_of_the_command(args, message, capsys):
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_the_partition_note_follows_the_place_an_error_names():
+    """An error about a row of a partition says rows count within it; one about a query does
+    not, whatever its words (here a query id that reads like a row)."""
+    job = Job.create(
+        qid="qid",
+        grade="grade",
+        score="score",
+        n_threads=None,
+        options=dict(zero_idcg="error"),
+        keeps_order=True,
+        order_hint="",
+    )
+    unjudged = pa.table({"qid": ["row 3", "row 3"], "grade": [0, 0], "score": [0.5, 0.2]})
+    with pytest.raises(ValueError) as info:
+        job.score_table(unjudged)
+    assert info.value.where == "query 'row 3'"
+    assert "partition" not in str(info.value)
+    negative = pa.table({"qid": ["a", "a"], "grade": [1, -1], "score": [0.5, 0.2]})
+    with pytest.raises(ValueError) as info:
+        job.score_table(negative)
+    assert info.value.where == "row 1 (query 'a')"
+    assert str(info.value).endswith("(row numbers count within one partition of the data)")
+
+
+def test_files_are_scored_whole_or_not_at_all(tmp_path):
+    """The rows an engine scored must be those the files' footers promised before it started
+    (a file rewritten meanwhile, or a reader that stops early, is an InputError)."""
+    from fastndcg._scaleout import score_whole_files
+
+    table = judged_table(n_queries=30, seed=4)
+    for i, half in enumerate((table.slice(0, 100), table.slice(100))):
+        pq.write_table(half, tmp_path / f"part-{i}.parquet")
+
+    def totals_of(rows: int):
+        """An engine's scoring that saw ``rows`` rows (of one query, for short)."""
+
+        def score(paths):
+            assert paths == [str(tmp_path / "part-0.parquet"), str(tmp_path / "part-1.parquet")]
+            results = {"query_id": [1], "n_items": [rows], "ndcg": [0.5], "dcg": [1], "idcg": [2]}
+            return Totals.of(results, (None,), "mean")
+
+        return score
+
+    assert score_whole_files(tmp_path, totals_of(table.num_rows)).n_rows == table.num_rows
+    with pytest.raises(fastndcg.InputError) as info:
+        score_whole_files(tmp_path, totals_of(table.num_rows - 7))
+    exc = info.value
+    assert (exc.value, exc.where) == (table.num_rows - 7, str(tmp_path))
+    assert f"{table.num_rows - 7:,} rows read of the {table.num_rows:,}" in str(exc)
+    remote = score_whole_files("s3://bucket/none.parquet", lambda paths: Totals.zero((None,), "m"))
+    assert remote.n_rows == 0  # remote files: the engine's reader alone sees them
+
+
+def test_the_engine_is_checked_by_the_option_table():
+    from fastndcg._scaleout import score_on_engine
+
+    with pytest.raises(fastndcg.OptionError) as info:
+        score_on_engine("ray", "x.parquet")
+    assert (info.value.option, info.value.value) == ("engine", "ray")
+    assert str(info.value).endswith("valid values are 'local', 'dask', 'spark'")
+    with pytest.raises(fastndcg.OptionError) as info:
+        score_on_engine("local", "x.parquet")
+    assert info.value.option == "engine" and str(info.value).endswith("use one of 'dask', 'spark'")

@@ -269,6 +269,17 @@ def test_command_line_with_spark(spark, range_files):
             assert row[f"ndcg{'' if k is None else f'@{k}'}"] == pytest.approx(mean, rel=1e-12)
 
 
+def test_rows_spark_did_not_read_are_an_error(fspark, range_files, monkeypatch):
+    """Issue 40, fault 1 on Spark: fewer rows than the files' footers promised (here a reader
+    that stops early) are an InputError, not a partial mean."""
+    totals = fspark.totals
+    monkeypatch.setattr(fspark, "totals", lambda df, **kwargs: totals(df.limit(100), **kwargs))
+    with pytest.raises(fastndcg.InputError) as info:
+        fspark.score_files(range_files, k=5)
+    assert (info.value.where, info.value.value) == (str(range_files), 100)
+    assert "a file changed while it was read" in str(info.value)
+
+
 CONNECT = textwrap.dedent(
     """
     import sys

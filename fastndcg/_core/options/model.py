@@ -104,13 +104,18 @@ def check_choice(name: str, valid: tuple[str, ...]) -> Callable[[Any], str]:
     return lambda value: choose(name, value, valid)
 
 
-def check_optional_int(name: str, low: int, what: str) -> Callable[[Any], int | None]:
-    """A check of an int >= ``low`` or None; other types are an OptionTypeError."""
+def check_int(
+    name: str, low: int, what: str, optional: bool = False
+) -> Callable[[Any], int | None]:
+    """A check of an int >= ``low`` (or None when ``optional``); ``what`` words the values.
+
+    Other types are an OptionTypeError, ints below ``low`` an OptionError.
+    """
 
     def check(value: Any) -> int | None:
-        if value is None:
+        if value is None and optional:
             return None
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if value is None or isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise OptionTypeError(
                 f"`{name}` must be {what}", option=name, value=value, fix=f"got {value!r}"
             )
@@ -123,11 +128,21 @@ def check_optional_int(name: str, low: int, what: str) -> Callable[[Any], int | 
     return check
 
 
-def check_bool(name: str) -> Callable[[Any], bool]:
-    def check(value: Any) -> bool:
+def check_optional_int(name: str, low: int, what: str) -> Callable[[Any], int | None]:
+    """A check of an int >= ``low`` or None; other types are an OptionTypeError."""
+    return check_int(name, low, what, optional=True)
+
+
+def check_bool(name: str, optional: bool = False) -> Callable[[Any], bool | None]:
+    """A check of True or False (or None, when ``optional``)."""
+    what = "True or False `or None`" if optional else "True or False"
+
+    def check(value: Any) -> bool | None:
+        if value is None and optional:
+            return None
         if not isinstance(value, (bool, np.bool_)):
             raise OptionTypeError(
-                f"`{name}` must be True or False", option=name, value=value, fix=f"got {value!r}"
+                f"`{name}` must be {what}", option=name, value=value, fix=f"got {value!r}"
             )
         return bool(value)
 
@@ -165,3 +180,28 @@ def check_max_grade(value: Any) -> float | None:
             "`max_grade` must be finite", option="max_grade", value=value, fix=f"got {value!r}"
         )
     return float(value)
+
+
+def check_max_docs(value: Any) -> int | None:
+    """``max_docs``: None, or a positive int (a Python int, whatever integer type it came as).
+
+    That it needs a fixed order of tied scores is checked with the definition
+    (:func:`fastndcg._io.trec_join.check_max_docs`).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise OptionTypeError(
+            "`max_docs` must be an int (documents kept per ranking) or None",
+            option="max_docs",
+            value=value,
+            fix=f"got {value!r}",
+        )
+    if value < 1:
+        raise OptionError(
+            f"`max_docs={int(value)}` keeps no document of a ranking",
+            option="max_docs",
+            value=value,
+            fix="give the positive number of documents to keep",
+        )
+    return int(value)  # a NumPy integer would make the kernel compile another signature

@@ -22,6 +22,8 @@ from fastndcg._core.options.model import (
     Option,
     check_bool,
     check_column_name,
+    check_int,
+    check_max_docs,
     check_max_grade,
     check_optional_int,
 )
@@ -272,7 +274,8 @@ _TABLE = (
     ),
     Option(
         "qid",
-        "query id column",
+        "query id column (None: the table is one query, in memory only; streaming, Dask and "
+        "Spark need the column)",
         "qid",
         "input",
         _COLUMNS,
@@ -325,10 +328,12 @@ _TABLE = (
     ),
     Option(
         "max_docs",
-        "score only the first N documents of each ranking (trec_eval -M)",
+        "score only the first N documents of each ranking (trec_eval -M); needs ties='docid_desc' "
+        "or 'stable' (checked with the definition)",
         None,
         "trec",
         frozenset({RUN, COMMAND}),
+        check_max_docs,
         preset=True,
         values="None, int >= 1",
         flag=Flag(
@@ -356,7 +361,7 @@ _TABLE = (
         1 << 20,
         "parquet",
         frozenset({PARQUET, COMMAND}),
-        check_optional_int("batch_rows", 1, "a positive int"),
+        check_int("batch_rows", 1, "a positive int"),
         values="int >= 1",
         flag=Flag(
             ("--batch-rows",), type=int, metavar="ROWS", help="Parquet: rows per streamed batch"
@@ -377,6 +382,7 @@ _TABLE = (
         None,
         "parquet",
         frozenset({PARQUET, COMMAND}),
+        check_bool("progress", optional=True),
         values="None, False, True",
         flag=Flag(
             ("--progress",),
@@ -390,7 +396,9 @@ _TABLE = (
     # -- Dask and Spark -------------------------------------------------------------------------
     Option(
         "colocated",
-        "every partition (file) holds whole queries: no shuffle (checked)",
+        "every partition (file) holds whole queries: no shuffle (checked). Rules that need the "
+        "input order (ties='stable', score=None) need it on Dask and are refused on Spark; both "
+        "refuse ties='random' (checked with the definition)",
         False,
         "scaleout",
         frozenset({SCALEOUT, COMMAND}),

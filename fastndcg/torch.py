@@ -235,7 +235,7 @@ class NDCG(_MetricBase):
         dense = [_joined(getattr(self, name)) for name in _DENSE]
         scores, grades = _joined(indexed[0], dense[0]), _joined(indexed[1], dense[1])
         if not dense[2].numel() and indexed[2].numel():
-            data = {"qid": indexed[2]}
+            data = {"qid": indexed[2].long()}  # synced states may arrive as floats
         elif not indexed[2].numel():
             sizes = dense[2].long()
             data = {"offsets": torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])}

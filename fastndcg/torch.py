@@ -220,30 +220,28 @@ class NDCG(_MetricBase):
             A scalar for one cutoff, one value per cutoff otherwise; in the predictions' float
             dtype (float32 for half precision or integer predictions).
         """
-        first = next(iter([*_parts(self.preds), *_parts(self.dense_preds)]), None)
-        device = torch.device("cpu") if first is None else first.device
-        dtype = torch.float32 if first is None else first.dtype
+        parts = [*_parts(self.preds), *_parts(self.dense_preds)]
+        dtype = parts[0].dtype if parts else torch.float32
         mean = self._result().mean
-        value = mean[0] if mean.size == 1 else mean
-        if dtype not in (torch.float32, torch.float64):
-            dtype = torch.float32
-        return torch.tensor(value, dtype=dtype, device=device)
+        return torch.tensor(
+            mean[0] if mean.size == 1 else mean,
+            dtype=dtype if dtype in (torch.float32, torch.float64) else torch.float32,
+            device=parts[0].device if parts else "cpu",
+        )
 
     def _result(self) -> NDCGResult:
         """The per-query values of the states (this process's, or the synced ones in compute)."""
         indexed = [_joined(getattr(self, name)) for name in _INDEXED]
         dense = [_joined(getattr(self, name)) for name in _DENSE]
         scores, grades = _joined(indexed[0], dense[0]), _joined(indexed[1], dense[1])
-        if not dense[2].numel() and indexed[2].numel():
-            data = {"qid": indexed[2].long()}  # synced states may arrive as floats
-        elif not indexed[2].numel():
-            sizes = dense[2].long()
+        query, sizes = indexed[2].long(), dense[2].long()  # synced states may arrive as floats
+        if not sizes.numel():
+            data = {"qid": query}
+        elif not query.numel():
             data = {"offsets": torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])}
         else:  # both kinds: each 2-D row gets a query index after the largest 1-D one
-            sizes = dense[2].long()
             rows = torch.arange(sizes.numel(), device=sizes.device).repeat_interleave(sizes)
-            first = indexed[2].long().max() + 1
-            data = {"qid": torch.cat([indexed[2].long(), rows + first.to(rows.device)])}
+            data = {"qid": torch.cat([query, rows + query.max() + 1])}
         placement = _placement(scores.device.type, self.definition.backend, _cuda_available())
         if placement != IN_PLACE:
             if placement == TO_HOST_WARN and not self._warned:

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from fastndcg._backends import ENV_BACKEND, available_backends
 from fastndcg._core.options import DEFINITION
@@ -235,7 +238,10 @@ class NDCG(_MetricBase):
         dense = [_joined(getattr(self, name)) for name in _DENSE]
         scores, grades = _joined(indexed[0], dense[0]), _joined(indexed[1], dense[1])
         query, sizes = indexed[2].long(), dense[2].long()  # synced states may arrive as floats
-        if not sizes.numel():
+        runs = None if sizes.numel() else _increasing_runs(query)
+        if runs is not None:  # rows query by query: offsets spare fastndcg the grouping
+            data = {"offsets": runs[0]}
+        elif not sizes.numel():
             data = {"qid": query}
         elif not query.numel():
             data = {"offsets": torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])}
@@ -256,12 +262,13 @@ class NDCG(_MetricBase):
             scores, grades = scores.cpu(), grades.cpu()
             data = {name: values.cpu() for name, values in data.items()}
         try:
-            return self.definition.score(grades, scores, **data)
+            result = self.definition.score(grades, scores, **data)
         except FastNDCGError as exc:
             raise exc.extended(
                 before="fastndcg.torch.NDCG.compute() (grades: target, scores: preds, rows in "
                 "update order): "
             ) from exc
+        return result if runs is None else replace(result, query_ids=runs[1])
 
 
 _OURS = frozenset((*DEFINITION, *PRESET_OPTIONS))
@@ -282,6 +289,23 @@ def _placement(device_type: str, backend: str, cuda_available: bool) -> str:
     if device_type == "cuda" and backend in ("auto", "cuda") and cuda_available:
         return IN_PLACE
     return TO_HOST_WARN if backend == "auto" else TO_HOST
+
+
+def _increasing_runs(query: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """Offsets and indexes of the queries if rows come query by query, by increasing index.
+
+    That is the order of batches made with ``repeat_interleave``; None for any other order.
+    Computed with NumPy on the host (torch's parallel operations would leave its threads
+    spinning on the cores the Numba kernels are about to use).
+    """
+    ids = np.asarray(query.cpu())
+    if not ids.size:
+        return None
+    starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    first = ids[np.concatenate([[0], starts])]
+    if not np.all(first[1:] > first[:-1]):
+        return None
+    return np.concatenate([[0], starts, [ids.size]]), first
 
 
 def _cuda_available() -> bool:

@@ -19,7 +19,14 @@ import fastndcg
 
 torch = tool("torch", "torch")
 torchmetrics = tool("torchmetrics", "torchmetrics")
-from fastndcg.torch import IN_PLACE, NDCG, TO_HOST, TO_HOST_WARN, _placement  # noqa: E402
+from fastndcg.torch import (  # noqa: E402
+    IN_PLACE,
+    NDCG,
+    TO_HOST,
+    TO_HOST_WARN,
+    _increasing_runs,
+    _placement,
+)
 
 ATOL = 2e-6  # torchmetrics adds gains and discounts in float32 (tests/parity)
 ACTIONS = {"neg": "zero", "pos": "one", "skip": "skip"}  # empty_target_action -> zero_idcg
@@ -80,6 +87,30 @@ def test_preset_torchmetrics_equals_retrieval_normalized_dcg_per_query(name, act
     gaps = [abs(ours[q] - theirs[q]) for q in theirs]
     assert max(gaps) <= ATOL, (name, action, k, max(gaps))
     assert abs(metric.compute().item() - np.mean(list(theirs.values()))) <= ATOL
+
+
+def test_any_row_order_gives_the_same_queries_and_bits():
+    """Rows query by query with increasing indexes (scored through offsets), query by query
+    with decreasing ones, and shuffled (both grouped by fastndcg) give the same values."""
+    data = random_lists(77, n_queries=40)
+    rows = np.arange(data.qid.size)
+    orders = {
+        "increasing": rows,
+        "decreasing": np.argsort(-data.qid, kind="stable"),
+        "shuffled": np.random.default_rng(78).permutation(rows),
+    }
+    found = {}
+    for name, order in orders.items():
+        preds, target, indexes = tensors(data, order)
+        assert (_increasing_runs(indexes) is not None) == (name == "increasing")
+        metric = NDCG(k=[3, None], zero_idcg="zero")
+        metric.update(preds, target, indexes=indexes)
+        result = metric._result()
+        found[name] = {
+            int(q): tuple(v) for q, v in zip(result.query_ids, result.per_query, strict=True)
+        }
+    assert found["increasing"] == found["decreasing"] == found["shuffled"]
+    assert len(found["increasing"]) == 40
 
 
 def test_preset_torchmetrics_errors_where_torchmetrics_does():

@@ -254,8 +254,9 @@ class NDCG(_MetricBase):
                 self._warned = True
                 warnings.warn(
                     f"fastndcg.torch.NDCG copies the {scores.device.type} tensors it accumulated "
-                    "to the host once per compute(): backend='cuda' cannot run here "
-                    "(pip install 'fastndcg[cuda]' with an NVIDIA GPU)",
+                    f"to the host once per compute(): no backend here reads {scores.device.type} "
+                    "memory (backend='cuda' reads CUDA tensors where numba-cuda and an NVIDIA GPU "
+                    "are: pip install 'fastndcg[cuda]')",
                     RuntimeWarning,
                     stacklevel=3,
                 )

@@ -286,6 +286,22 @@ def test_the_environment_backend_is_a_host_backend_for_auto(monkeypatch):
     assert _placement("cuda", "auto", True) == TO_HOST
 
 
+def test_tensors_no_backend_reads_are_copied_once_with_one_warning(monkeypatch):
+    """A stand-in for CUDA tensors where backend='cuda' cannot run: the decision says copy."""
+    import fastndcg.torch as module
+
+    monkeypatch.setattr(module, "_placement", lambda *_: TO_HOST_WARN)
+    metric = NDCG(k=2)
+    metric.update(torch.tensor([[0.2, 0.9, 0.4]]), torch.tensor([[1, 0, 2]]))
+    with pytest.warns(RuntimeWarning, match="copies the cpu tensors") as caught:
+        first = metric.compute()
+        metric.update(torch.tensor([0.5, 0.1]), torch.tensor([1, 0]), indexes=torch.tensor([4, 4]))
+        second = metric.compute()
+    assert len(caught) == 1
+    assert first.item() == pytest.approx(float(fastndcg.ndcg([[1, 0, 2]], [[0.2, 0.9, 0.4]], k=2)))
+    assert second.item() == pytest.approx((first.item() + 1.0) / 2)
+
+
 def test_cpu_tensors_never_warn():
     metric = NDCG()
     metric.update(torch.rand(3, 4), torch.randint(0, 2, (3, 4)))

@@ -50,10 +50,19 @@ def test_pages_have_examples_and_markers_are_known():
             assert name in ("java", "cuda") or "." in name or name.isidentifier(), block.where
 
 
+# the training-loop modules and the library each imports
+TRAINING = {
+    "fastndcg.torch": "torch",
+    "fastndcg.lightgbm": "lightgbm",
+    "fastndcg.xgboost": "xgboost",
+    "fastndcg.sklearn": "sklearn",
+}
+
+
 def api_modules() -> list[str]:
     """The modules whose objects the API reference documents."""
     names = {"fastndcg.stream", "fastndcg.trec", "fastndcg.synthetic", "fastndcg.dask"}
-    names.add("fastndcg.spark")
+    names.update(("fastndcg.spark", *TRAINING))
     for name in fastndcg.__all__:
         module = inspect.getmodule(getattr(fastndcg, name))
         if module is not None and module.__name__.startswith("fastndcg"):
@@ -63,7 +72,7 @@ def api_modules() -> list[str]:
 
 @pytest.mark.parametrize("name", api_modules())
 def test_docstring_examples_of_the_api_reference(name):
-    optional = {"fastndcg.dask": "dask", "fastndcg.spark": "pyspark"}
+    optional = {"fastndcg.dask": "dask", "fastndcg.spark": "pyspark", **TRAINING}
     if name in optional:
         pytest.importorskip(optional[name], reason=f"{name} needs the {optional[name]} extra")
     module = importlib.import_module(name)

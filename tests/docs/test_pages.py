@@ -15,6 +15,10 @@ MODULES = [
     "fastndcg.synthetic",
     "fastndcg.dask",
     "fastndcg.spark",
+    "fastndcg.torch",
+    "fastndcg.lightgbm",
+    "fastndcg.xgboost",
+    "fastndcg.sklearn",
 ]
 
 

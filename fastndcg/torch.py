@@ -1,0 +1,361 @@
+"""NDCG as a PyTorch metric for training loops: ``update`` every validation step, ``compute`` once.
+
+Needs PyTorch, and torchmetrics for the ``Metric`` base class: ``pip install 'fastndcg[torch]'``.
+
+:class:`NDCG` is a :class:`torchmetrics.Metric` where torchmetrics is installed, so that
+PyTorch Lightning's ``self.log``, ``reset``, ``forward``, ``MetricCollection`` and the syncing of
+states across processes (DDP) work as for torchmetrics' own metrics; without torchmetrics it is
+a plain class with the same methods (``update``, ``compute``, ``reset``, ``forward``, calling).
+Every definition option and preset of :func:`fastndcg.ndcg` applies; with
+``preset="torchmetrics"`` the per-query values are those of torchmetrics'
+``RetrievalNormalizedDCG`` (``top_k``: ``k``; ``empty_target_action`` ``"neg"``, ``"pos"``,
+``"skip"``, ``"error"``: ``zero_idcg="zero"``, ``"one"``, ``"skip"``, ``"error"``).
+
+Examples
+--------
+>>> import torch
+>>> from fastndcg.torch import NDCG
+>>> metric = NDCG(k=2, preset="torchmetrics")
+>>> metric.update(torch.tensor([[0.9, 0.1, 0.5]]), torch.tensor([[2, 0, 1]]))  # 2-D: a row a query
+>>> metric.update(torch.tensor([0.3, 0.8]), torch.tensor([1, 0]), indexes=torch.tensor([7, 7]))
+>>> metric.compute()
+tensor(0.8155)
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from fastndcg._backends import ENV_BACKEND, available_backends
+from fastndcg._core.options import DEFINITION
+from fastndcg._errors import NOT_GIVEN, FastNDCGError, InputError, InputTypeError, OptionTypeError
+from fastndcg._result import NDCGResult
+from fastndcg._training import PRESET_OPTIONS, TrainingDefinition, require
+
+torch = require("torch", "torch")
+
+__all__ = ["NDCG"]
+
+# where compute() scores the accumulated tensors
+IN_PLACE = "in place"  # read where they are (CPU memory, or a CUDA device by backend="cuda")
+TO_HOST = "to host"  # copied to the host once, as the backend asked for runs there
+TO_HOST_WARN = "to host, warn"  # copied to the host once, with a warning that says so
+
+# the states: rows of 1-D updates (grouped by `indexes` over all updates), and rows of 2-D
+# updates (each row of a batch a query of its own, `sizes` its number of documents)
+_INDEXED = ("preds", "target", "indexes")
+_DENSE = ("dense_preds", "dense_target", "dense_sizes")
+
+
+class _PlainMetric:
+    """The part of ``torchmetrics.Metric`` that :class:`NDCG` uses, where torchmetrics is missing.
+
+    States are lists of tensors; ``forward`` returns the metric of the batch alone and adds the
+    batch to the states, as torchmetrics does.
+    """
+
+    def __init__(self, **unknown: Any) -> None:
+        if unknown:
+            name = sorted(unknown)[0]
+            raise OptionTypeError(
+                f"fastndcg.torch.NDCG got unknown option(s) {', '.join(sorted(unknown))}",
+                option=name,
+                value=unknown[name],
+                fix=f"valid options: {', '.join(sorted((*DEFINITION, *PRESET_OPTIONS)))}, "
+                "ignore_index (torchmetrics' own options need torchmetrics: pip install "
+                "'fastndcg[torch]')",
+            )
+        self._state_names: list[str] = []
+
+    def add_state(self, name: str, default: list, dist_reduce_fx: Any = None) -> None:
+        """Declare a list state (``dist_reduce_fx`` is for torchmetrics; unused here)."""
+        self._state_names.append(name)
+        setattr(self, name, list(default))
+
+    def reset(self) -> None:
+        """Forget every update."""
+        for name in self._state_names:
+            setattr(self, name, [])
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Update with this batch and return the metric of this batch alone."""
+        kept = {name: getattr(self, name) for name in self._state_names}
+        self.reset()
+        self.update(*args, **kwargs)
+        value = self.compute()
+        for name, states in kept.items():
+            setattr(self, name, states + getattr(self, name))
+        return value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+
+try:
+    from torchmetrics import Metric as _MetricBase
+except ImportError:
+    _MetricBase = _PlainMetric
+
+
+class NDCG(_MetricBase):
+    """NDCG of ranked lists accumulated over a validation epoch, averaged per query.
+
+    Parameters
+    ----------
+    k : int, list of (int or None), or None, optional
+        Cutoff(s). Left out: the preset's, else the whole list. With several cutoffs
+        ``compute()`` returns one value per cutoff.
+    ignore_index : int, optional
+        Rows whose target equals it are dropped (as torchmetrics' ``ignore_index``).
+    **options
+        Options of :func:`fastndcg.ndcg` that define NDCG (``gain``, ``discount``, ``ties``,
+        ``zero_idcg``, ``aggregate``, ``score_dtype``, ``backend``, ``n_threads``, ...),
+        ``preset`` and ``decimals``, checked now; the others go to ``torchmetrics.Metric``
+        (``sync_on_compute``, ``dist_sync_on_step``, ``compute_on_cpu``, ...).
+
+    Notes
+    -----
+    ``update`` keeps references to the tensors it is given (detached; a masked or
+    ``ignore_index`` update keeps the selected rows): the state holds, per row, the prediction
+    and the target in their own dtypes and, for 1-D updates, an 8-byte query index; 2-D updates
+    add 8 bytes per query instead. ``compute()`` concatenates the states (no copy when there was
+    one update) and scores them all in one call of :func:`fastndcg.ndcg`: CPU tensors are read
+    in place; CUDA tensors are scored by ``backend="cuda"`` where it can run, otherwise they
+    are copied to the host once, with one warning that says so.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fastndcg.torch import NDCG
+    >>> metric = NDCG(k=[1, 3])
+    >>> preds = torch.tensor([[0.9, 0.2, 0.4], [0.1, 0.7, 0.3]])
+    >>> target = torch.tensor([[1, 0, 2], [0, 0, 1]])
+    >>> metric(preds, target, mask=torch.tensor([[True, True, True], [True, True, False]]))
+    tensor([0.3333, 0.7967])
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    def __init__(self, k: Any = NOT_GIVEN, *, ignore_index: int | None = None, **options: Any):
+        ours = {name: options.pop(name) for name in list(options) if name in _OURS}
+        super().__init__(**options)
+        self.definition = TrainingDefinition("fastndcg.torch.NDCG", k, ours)
+        if ignore_index is not None and (
+            isinstance(ignore_index, bool) or not isinstance(ignore_index, int)
+        ):
+            raise OptionTypeError(
+                "`ignore_index` must be an int or None",
+                option="ignore_index",
+                value=ignore_index,
+                fix=f"got {ignore_index!r}",
+            )
+        self.ignore_index = ignore_index
+        for name in (*_INDEXED, *_DENSE):
+            self.add_state(name, default=[], dist_reduce_fx="cat")
+        self._warned = False
+
+    def update(self, preds: Any, target: Any, indexes: Any = None, mask: Any = None) -> None:
+        """Add a batch of predictions and their targets (grades).
+
+        Parameters
+        ----------
+        preds, target : Tensor
+            Scores and grades of the same shape. With ``indexes``: any shape, flattened. Without:
+            2-D ``[queries, documents]``, each row a query of its own.
+        indexes : Tensor of int, optional
+            The query of every row. Rows of a query may come in any order and in several
+            updates (they are grouped over everything accumulated, as torchmetrics does).
+        mask : Tensor of bool, optional
+            True for real documents, False for padding; same shape as ``preds``.
+        """
+        preds, target = _tensor(preds, "preds"), _tensor(target, "target")
+        keep = None if mask is None else _matching(_tensor(mask, "mask"), preds, "mask")
+        if keep is not None and keep.dtype != torch.bool:
+            raise InputTypeError(
+                f"mask must be a bool tensor; got {keep.dtype}",
+                value=str(keep.dtype),
+                fix="pass mask.bool() (True for real documents)",
+            )
+        _matching(target, preds, "target")
+        if self.ignore_index is not None:
+            kept = target != self.ignore_index
+            keep = kept if keep is None else keep & kept
+        if indexes is not None:
+            indexes = _matching(_tensor(indexes, "indexes"), preds, "indexes")
+            if indexes.dtype.is_floating_point or indexes.dtype.is_complex:
+                raise InputTypeError(
+                    f"indexes must be an integer tensor; got {indexes.dtype}",
+                    value=str(indexes.dtype),
+                    fix="pass indexes.long()",
+                )
+            for name, values in zip(_INDEXED, (preds, target, indexes), strict=True):
+                getattr(self, name).append(_rows(values, keep))
+            return
+        if preds.ndim != 2:
+            raise InputError(
+                f"{preds.ndim}-D preds need `indexes` (the query of every row)",
+                value=tuple(preds.shape),
+                fix="pass indexes=..., or 2-D [queries, documents] tensors (a row a query)",
+            )
+        n_queries, n_documents = preds.shape
+        if keep is None:
+            sizes = torch.full((n_queries,), n_documents, dtype=torch.int64, device=preds.device)
+        else:
+            sizes = keep.sum(dim=1, dtype=torch.int64)
+        for name, values in zip(_DENSE, (preds, target, sizes), strict=True):
+            getattr(self, name).append(_rows(values, None if values is sizes else keep))
+
+    def compute(self) -> Any:
+        """NDCG of everything accumulated, on the inputs' device.
+
+        Returns
+        -------
+        Tensor
+            A scalar for one cutoff, one value per cutoff otherwise; in the predictions' float
+            dtype (float32 for half precision or integer predictions).
+        """
+        parts = [*_parts(self.preds), *_parts(self.dense_preds)]
+        dtype = parts[0].dtype if parts else torch.float32
+        mean = self._result().mean
+        return torch.tensor(
+            mean[0] if mean.size == 1 else mean,
+            dtype=dtype if dtype in (torch.float32, torch.float64) else torch.float32,
+            device=parts[0].device if parts else "cpu",
+        )
+
+    def _result(self) -> NDCGResult:
+        """The per-query values of the states (this process's, or the synced ones in compute)."""
+        indexed = [_joined(getattr(self, name)) for name in _INDEXED]
+        dense = [_joined(getattr(self, name)) for name in _DENSE]
+        scores, grades = _joined(indexed[0], dense[0]), _joined(indexed[1], dense[1])
+        query, sizes = indexed[2].long(), dense[2].long()  # synced states may arrive as floats
+        runs = None if sizes.numel() else _increasing_runs(query)
+        if runs is not None:  # rows query by query: offsets spare fastndcg the grouping
+            data = {"offsets": runs[0]}
+        elif not sizes.numel():
+            data = {"qid": query}
+        elif not query.numel():
+            data = {"offsets": torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])}
+        else:  # both kinds: each 2-D row gets a query index after the largest 1-D one
+            rows = torch.arange(sizes.numel(), device=sizes.device).repeat_interleave(sizes)
+            data = {"qid": torch.cat([query, rows + query.max() + 1])}
+        placement = _placement(scores.device.type, self.definition.backend, _cuda_available())
+        if placement != IN_PLACE:
+            if placement == TO_HOST_WARN and not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"fastndcg.torch.NDCG copies the {scores.device.type} tensors it accumulated "
+                    f"to the host once per compute(): no backend here reads {scores.device.type} "
+                    "memory (backend='cuda' reads CUDA tensors where numba-cuda and an NVIDIA GPU "
+                    "are: pip install 'fastndcg[cuda]')",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            scores, grades = scores.cpu(), grades.cpu()
+            data = {name: values.cpu() for name, values in data.items()}
+        try:
+            result = self.definition.score(grades, scores, **data)
+        except FastNDCGError as exc:
+            raise exc.extended(
+                before="fastndcg.torch.NDCG.compute() (grades: target, scores: preds, rows in "
+                "update order): "
+            ) from exc
+        return result if runs is None else replace(result, query_ids=runs[1])
+
+
+_OURS = frozenset((*DEFINITION, *PRESET_OPTIONS))
+
+
+def _placement(device_type: str, backend: str, cuda_available: bool) -> str:
+    """Where tensors on a ``device_type`` device are scored: in place, or copied to the host.
+
+    ``backend`` is the ``backend=`` option (``"auto"`` follows ``FASTNDCG_BACKEND``). CPU
+    tensors are read in place; CUDA tensors too where the CUDA backend can run and is asked
+    for or chosen automatically. A backend named for the host (or ``"cuda"`` for tensors on
+    another device) is served by a copy; ``"auto"`` with tensors no backend here can read warns.
+    """
+    if backend == "auto":
+        backend = os.environ.get(ENV_BACKEND) or "auto"
+    if device_type == "cpu":
+        return IN_PLACE
+    if device_type == "cuda" and backend in ("auto", "cuda") and cuda_available:
+        return IN_PLACE
+    return TO_HOST_WARN if backend == "auto" else TO_HOST
+
+
+def _increasing_runs(query: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """Offsets and indexes of the queries if rows come query by query, by increasing index.
+
+    That is the order of batches made with ``repeat_interleave``; None for any other order.
+    Computed with NumPy on the host (torch's parallel operations would leave its threads
+    spinning on the cores the Numba kernels are about to use).
+    """
+    ids = np.asarray(query.cpu())
+    if not ids.size:
+        return None
+    starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    first = ids[np.concatenate([[0], starts])]
+    if not np.all(first[1:] > first[:-1]):
+        return None
+    return np.concatenate([[0], starts, [ids.size]]), first
+
+
+def _cuda_available() -> bool:
+    return "cuda" in available_backends()
+
+
+def _tensor(values: Any, name: str) -> Any:
+    """``values`` as a tensor (a NumPy array shares its memory); complex values refused."""
+    tensor = values if isinstance(values, torch.Tensor) else torch.as_tensor(values)
+    if tensor.is_complex():
+        raise InputTypeError(
+            f"{name} must be real; got {tensor.dtype}",
+            value=str(tensor.dtype),
+            fix=f"pass {name}.real",
+        )
+    return tensor.detach()
+
+
+def _matching(values: Any, preds: Any, name: str) -> Any:
+    """``values``, checked to have the shape and device of ``preds``."""
+    if values.shape != preds.shape:
+        raise InputError(
+            f"{name} has shape {tuple(values.shape)}, preds {tuple(preds.shape)}",
+            value=tuple(values.shape),
+            fix=f"pass {name} with one entry per prediction",
+        )
+    if values.device != preds.device:
+        raise InputError(
+            f"{name} is on {values.device}, preds on {preds.device}",
+            value=str(values.device),
+            fix=f"move them to one device, e.g. {name}.to(preds.device)",
+        )
+    return values
+
+
+def _rows(values: Any, keep: Any) -> Any:
+    """``values`` flattened (a view where possible), or the rows ``keep`` selects."""
+    return values.reshape(-1) if keep is None else values[keep]
+
+
+def _parts(state: Any) -> list:
+    """The tensors of a list state, or a synced tensor state as a list of one."""
+    return [state] if isinstance(state, torch.Tensor) else list(state)
+
+
+def _joined(*states: Any) -> Any:
+    """The tensors of these states as one tensor (no copy for one; empty ones left out)."""
+    parts = [part for state in states for part in _parts(state)]
+    filled = [part for part in parts if part.numel()] or parts[:1]
+    if not filled:
+        return torch.zeros(0)
+    return filled[0] if len(filled) == 1 else torch.cat(filled)

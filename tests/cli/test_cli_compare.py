@@ -412,3 +412,24 @@ def test_help_lists_the_comparison_options(capsys):
     ):
         assert flag in out
     assert "Paired comparison:" in out and "--engine {" not in out and "--per-query" not in out
+
+
+@pytest.mark.parametrize("command", ["score", "compare", "explain"])
+def test_help_mentions_only_the_command_s_own_flags(command):
+    """Before, compare --help and explain --help said --max-grade is required "with --group
+    stream ... or with --engine" and --threads "one per task with --engine", flags they lack."""
+    import argparse
+    import re
+
+    from fastndcg.cli.parser import build_parser
+
+    (commands,) = (
+        action
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    parser = commands.choices[command]
+    own = {flag for action in parser._actions for flag in action.option_strings}
+    mentioned = set(re.findall(r"--[a-z][a-z-]*", parser.format_help()))
+    assert mentioned <= own, sorted(mentioned - own)
+    assert "--max-grade" in mentioned and "--threads" in mentioned

@@ -20,6 +20,7 @@ from fastndcg._compare.explanation import QueryExplanation
 from fastndcg._compare.report import COLUMNS, PairedComparison
 from fastndcg._compare.runs import compare
 from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
+from fastndcg._io.paths import check_output, plot_formats, write_whole
 from fastndcg._result import format_rows
 from fastndcg.cli.sources import (
     UsageError,
@@ -147,6 +148,9 @@ def _score(
 def compare_command(args: argparse.Namespace, given: set[str]) -> int:
     """``fastndcg compare``: the comparison printed; 1 with ``--fail-if-worse`` and a regression."""
     correction = None if args.correction == "none" else args.correction
+    if args.plot:  # before the work: a path that cannot be written, or an input, is refused
+        inputs = [*args.predictions, *(args.run or ()), *([args.qrels] if args.qrels else [])]
+        check_output(args.plot, "plot", inputs, plot_formats())
     results, sources = _score(args, given, args.seed, args.missing)
     if len(results) < 2:
         raise UsageError("compare needs at least 2 systems (several --run, or --scores A=..,B=..)")
@@ -169,7 +173,7 @@ def compare_command(args: argparse.Namespace, given: set[str]) -> int:
     comparison = replace(comparison, sources=sources)
     print(render_comparison(comparison, args.format), flush=True)
     if args.plot:
-        comparison.plot(args.plot_kind, args.plot)
+        write_whole(args.plot, lambda partial: comparison.plot(args.plot_kind, partial))
     worse = comparison.worse()
     if args.fail_if_worse and worse:
         listed = ", ".join(

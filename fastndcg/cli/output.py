@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fastndcg._core.vocabulary import plain
+from fastndcg._io.paths import write_whole
 from fastndcg._result import NDCGResult, cutoff_label
 from fastndcg.cli.sources import UsageError
 
@@ -112,10 +110,7 @@ def write_per_query(path: str, results: list[tuple[str, NDCGResult]]) -> None:
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    target = Path(path)
-    suffix = target.suffix.lower()
-    if suffix not in (".parquet", ".csv"):
-        raise UsageError(f"--per-query writes .parquet or .csv files; got {path!r}")
+    suffix = Path(path).suffix.lower()  # checked before the work (sources.check_inputs)
     tables = [result.to_arrow() for _, result in results]
     # one query id type for every run: text, or bytes where some ids are not UTF-8 text
     ids = [_text_ids(table.column("query_id")) for table in tables]
@@ -133,21 +128,4 @@ def write_per_query(path: str, results: list[tuple[str, NDCGResult]]) -> None:
         for (source, _), table, column in zip(results, tables, ids, strict=True)
     )
     write = pq.write_table if suffix == ".parquet" else pacsv.write_csv
-    _write_whole(target, lambda partial: write(combined, partial))
-
-
-def _write_whole(target: Path, write: Callable[[Path], None]) -> None:
-    """``write`` a file to a temporary name beside ``target``, then rename it to ``target``.
-
-    A write that fails (a full disk, an interrupt) leaves neither ``target`` nor a partial
-    file behind; ``target`` is replaced only by a complete file.
-    """
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    os.close(handle)
-    partial = Path(name)
-    try:
-        write(partial)
-        os.replace(partial, target)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    write_whole(path, lambda partial: write(combined, partial))

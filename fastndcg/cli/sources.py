@@ -13,6 +13,7 @@ import pyarrow as pa
 from fastndcg._compare.definitions import ENTRY_POINTS, compare_definitions
 from fastndcg._core.options import COMMAND_OPTIONS, DEFINITION, PARQUET, RUN, RUN_ONLY
 from fastndcg._errors import FastNDCGError, InputError, OptionError
+from fastndcg._io.paths import check_output
 from fastndcg._io.trec_text import read_once
 from fastndcg._presets import PRESETS
 from fastndcg._result import NDCGResult
@@ -20,6 +21,7 @@ from fastndcg.cli.messages import render
 from fastndcg.cli.parser import flag_words
 
 RUNS = "TREC runs (--qrels/--run)"
+PER_QUERY_FORMATS = ("parquet", "csv")  # what --per-query writes
 FILES = "prediction files"
 # options of prediction files only: the columns, and how Parquet is read
 PREDICTION_OPTIONS = tuple(
@@ -116,20 +118,8 @@ def check_inputs(args: argparse.Namespace, given: set[str]) -> None:
     if repeated:
         raise UsageError(f"{repeated[0]} is given twice; give each input once")
     if args.per_query and args.per_query != "-":
-        _check_output(Path(args.per_query), [*sources, *([args.qrels] if args.qrels else [])])
-
-
-def _check_output(target: Path, inputs: list[str]) -> None:
-    """Refuse a --per-query file that is one of the inputs, or inside an input directory."""
-    written = target.resolve()
-    for source in inputs:
-        read = Path(source).resolve()
-        if written == read or (read.is_dir() and read in written.parents):
-            where = "is" if written == read else "is inside"
-            raise UsageError(
-                f"--per-query {target} {where} the input {source}, which writing it would "
-                "overwrite or change; write the per-query values to another path"
-            )
+        inputs = [*sources, *([args.qrels] if args.qrels else [])]
+        check_output(args.per_query, "per_query", inputs, PER_QUERY_FORMATS)
 
 
 def call_options(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str, Any]:

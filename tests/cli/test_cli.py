@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import subprocess
 import sys
 
@@ -170,11 +172,12 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
         (["score"], "nothing to score"),
         (
             ["score", PREDICTIONS, "--grade", "label", "--per-query", "x.json"],
-            "--per-query writes .parquet or .csv files",
+            "--per-query x.json has the suffix .json, which is not a format it writes; name it "
+            "with one of: .csv, .parquet",
         ),
-        (  # an operating system error, after the scoring
+        (  # before the scoring
             ["score", PREDICTIONS, "--grade", "label", "--per-query", f"{PREDICTIONS}/x.csv"],
-            "Not a directory",
+            f"--per-query {PREDICTIONS}/x.csv: there is no directory {PREDICTIONS}; create it",
         ),
         (
             ["score", PREDICTIONS, "--grade", "label", "--max-docs", "5", "--judged-only"],
@@ -719,7 +722,9 @@ def test_per_query_file_with_query_ids_that_are_not_text(tmp_path):
     )
 
 
-@pytest.mark.parametrize("where", ["same", "spelled otherwise", "in the input directory", "qrels"])
+@pytest.mark.parametrize(
+    "where", ["same", "spelled otherwise", "in the input directory", "qrels", "link", "hard link"]
+)
 def test_per_query_never_overwrites_an_input(tmp_path, monkeypatch, capsys, where):
     """Before, --per-query v.parquet on the input v.parquet replaced the predictions."""
     import shutil
@@ -734,11 +739,15 @@ def test_per_query_never_overwrites_an_input(tmp_path, monkeypatch, capsys, wher
     shutil.copy(PREDICTIONS, folder / "part-0.parquet")
     qrels = tmp_path / "q.csv"
     shutil.copy(TREC / "qrels.test", qrels)
+    (tmp_path / "link.parquet").symlink_to(predictions)
+    os.link(predictions, tmp_path / "hard.parquet")
     argv, target = {
         "same": (["score", "v.parquet"], "v.parquet"),
         "spelled otherwise": (["score", "v.parquet"], "./folder/../v.parquet"),
         "in the input directory": (["score", "folder"], "folder/results.parquet"),
         "qrels": (["score", "--qrels", "q.csv", "--run", str(TREC / "results.test")], "q.csv"),
+        "link": (["score", "v.parquet"], "link.parquet"),
+        "hard link": (["score", "v.parquet"], "hard.parquet"),
     }[where]
     before = {path: path.read_bytes() for path in (predictions, qrels)}
     assert command.main([*argv, "--per-query", target]) == 2
@@ -769,6 +778,55 @@ def test_a_failed_per_query_write_leaves_nothing(tmp_path, monkeypatch, capsys, 
     argv = ["score", str(PREDICTIONS), "--grade", "label", "--per-query", str(target)]
     assert command.main(argv) == 2
     assert "No space left on device" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_per_query_files_are_created_with_the_umask_and_written_through_links(
+    tmp_path, monkeypatch
+):
+    """Before, --per-query files were 0600 whatever the umask, and a link was replaced by a
+    regular file. Now as open(path, "w"): the umask for a new file, the mode of a file replaced,
+    and a link written through (the file it points to replaced, the link kept)."""
+    from fastndcg import cli as command
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["score", str(PREDICTIONS), "--grade", "label", "--per-query"]
+    old = os.umask(0o022)
+    try:
+        assert command.main([*argv, "new.csv"]) == 0
+        assert stat.S_IMODE(os.stat("new.csv").st_mode) == 0o644
+        os.umask(0o077)
+        assert command.main([*argv, "new.csv"]) == 0  # replaced: its mode stays
+        assert stat.S_IMODE(os.stat("new.csv").st_mode) == 0o644
+        os.mkdir("out")
+        os.symlink("out/values.parquet", "latest.parquet")  # dangling until written
+        assert command.main([*argv, "latest.parquet"]) == 0
+    finally:
+        os.umask(old)
+    assert os.path.islink("latest.parquet")
+    assert stat.S_IMODE(os.stat("out/values.parquet").st_mode) == 0o600
+    assert pacsv.read_csv("new.csv").num_rows == pq.read_table("out/values.parquet").num_rows > 0
+    assert sorted(os.listdir("out")) == ["values.parquet"]
+
+
+def test_a_per_query_path_that_cannot_be_written_is_refused_before_the_work(
+    tmp_path, monkeypatch, capsys
+):
+    from fastndcg import cli as command
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("scored before the --per-query path was checked")
+
+    monkeypatch.setattr(command, "score_sources", no_work)
+    for target, message in (
+        (tmp_path / "values.txt", "has the suffix .txt, which is not a format it writes"),
+        (tmp_path / "no" / "values.csv", f"there is no directory {tmp_path / 'no'}"),
+        (tmp_path, "is a directory"),
+    ):
+        argv = ["score", str(PREDICTIONS), "--grade", "label", "--per-query", str(target)]
+        assert command.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"fastndcg: error: --per-query {target}") and message in err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -106,12 +106,12 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         print(preset_listing(), flush=True)
         return 0
     given = set(vars(build_parser(keep_defaults=False).parse_args(argv))) - {"debug"}
+    trec_eval_order(args)
     if args.command in ("compare", "explain"):
         from fastndcg.cli.compare import compare_command, explain_command
 
         run = compare_command if args.command == "compare" else explain_command
         return run(args, given)
-    trec_eval_order(args)
     check_inputs(args, given)
     if args.compare_presets is not None:
         rows = compare_sources(args, given)

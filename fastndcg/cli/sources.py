@@ -41,26 +41,52 @@ class UsageError(OptionError):
 
 
 def trec_eval_order(args: argparse.Namespace) -> None:
-    """``fastndcg score QRELS RUN`` (trec_eval's order) read as ``--qrels QRELS --run RUN``.
+    """Positional TREC files read as trec_eval takes them: ``QRELS RUN [RUN ...]``.
 
-    Two files given without --qrels/--run whose first lines are a TREC qrels line and a TREC
-    run line; the other way round is an error that names the flags.
+    Files are told apart by their content, whatever their names: ``fastndcg score qrels.txt
+    run.txt`` is ``--qrels qrels.txt --run run.txt``, and with ``--qrels`` the positional files
+    may be its runs. TREC files in another order, or beside prediction files, are an error that
+    says which file is out of place.
     """
-    if args.qrels or args.run or len(args.predictions) != 2:
+    if not args.predictions or args.run:
         return
-    first, second = (trec_kind(Path(p)) for p in args.predictions)
-    if (first, second) == ("qrels", "run"):
-        args.qrels, args.run, args.predictions = args.predictions[0], [args.predictions[1]], []
-    elif (first, second) == ("run", "qrels"):
-        raise UsageError(
-            f"{args.predictions[0]} looks like a TREC run and {args.predictions[1]} like qrels: "
-            "trec_eval's order is qrels then run; or name them: --qrels QRELS --run RUN"
+    kinds = [trec_kind(Path(path)) for path in args.predictions]
+    if not any(kinds):
+        return
+    runs = len(kinds) - (args.qrels is None)
+    expected = [*([] if args.qrels else ["qrels"]), *["run"] * runs]
+    order = (
+        "give TREC files in trec_eval's order, QRELS RUN [RUN ...], or as --qrels QRELS --run RUN"
+    )
+    if kinds != expected:
+        place = next(
+            i for i, pair in enumerate(zip(kinds, expected, strict=True)) if pair[0] != pair[1]
         )
+        kind = kinds[place]
+        found = f"looks like {_TREC_FILES[kind]}" if kind else "is not a TREC file"
+        raise UsageError(
+            f"{args.predictions[place]} {found}, where {_TREC_FILES[expected[place]]} is "
+            f"expected: {order}"
+        )
+    if runs == 0:
+        raise UsageError(
+            f"{args.predictions[0]} looks like a TREC qrels file, with no run: {order}"
+        )
+    if not args.qrels:
+        args.qrels = args.predictions[0]
+    args.run, args.predictions = args.predictions[len(kinds) - runs :], []
+
+
+_TREC_FILES = {"qrels": "a TREC qrels file", "run": "a TREC run"}
 
 
 def trec_kind(path: Path) -> str | None:
-    """Whether ``path``'s first data line is a TREC qrels or run line: "qrels", "run", None."""
-    if not path.is_file() or delimiter_of(path) is not None:
+    """Whether ``path``'s first data line is a TREC qrels or run line: "qrels", "run", None.
+
+    A qrels line has four fields, the last a number (``qid iteration docid grade``); a run
+    line at least six, the fourth and fifth numbers (``qid Q0 docid rank score tag``).
+    """
+    if not path.is_file():
         return None
     try:
         with path.open("rb") as file:
@@ -284,13 +310,6 @@ def check_parquet(path: Path) -> None:
     if path.is_file():
         with path.open("rb") as file:
             if file.read(4) not in (b"PAR1", b"PARE"):  # PARE: encrypted footer
-                kind = trec_kind(path)
-                if kind is not None:
-                    raise UsageError(
-                        f"{path} is not a Parquet file: it looks like a TREC {kind} file; "
-                        "score TREC files with --qrels QRELS --run RUN (or as trec_eval takes "
-                        "them: fastndcg score QRELS RUN)"
-                    )
                 raise UsageError(f"{path} is not a Parquet file; {_NAMING}")
 
 

@@ -901,9 +901,44 @@ def test_trec_eval_s_argument_order_is_read_and_the_other_order_named(tmp_path):
     swapped = cli("score", run, qrels, check=False)
     assert swapped.returncode == 2
     assert "looks like a TREC run" in swapped.stderr and "--qrels QRELS --run RUN" in swapped.stderr
-    alone = cli("score", qrels, check=False)  # a qrels file alone, read as predictions
+    alone = cli("score", qrels, check=False)  # a qrels file alone
     assert alone.returncode == 2
-    assert "it looks like a TREC qrels file; score TREC files with --qrels" in alone.stderr
+    assert f"{qrels} looks like a TREC qrels file, with no run: give TREC files in" in alone.stderr
+
+
+def test_trec_files_are_told_by_their_content_whatever_their_names(tmp_path, monkeypatch, capsys):
+    """Before, `fastndcg score qrels.txt run.txt` read qrels.txt as a TSV file ("column 'grade'
+    not found"), and `qrels.txt a.run` suggested `fastndcg score QRELS RUN`, what was typed."""
+    from fastndcg import cli as command
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qrels.txt").write_bytes((TREC / "qrels.test").read_bytes())
+    (tmp_path / "run.txt").write_bytes((TREC / "results.test").read_bytes())
+    (tmp_path / "b.csv").write_bytes((TREC / "results.trunc").read_bytes())
+    named = ["score", "--qrels", "qrels.txt", "--run", "run.txt", "--run", "b.csv", "-k", "10"]
+    assert command.main([*named, "--format", "json", "--missing", "zero"]) == 0
+    expected = capsys.readouterr().out
+    for argv in (
+        ["score", "qrels.txt", "run.txt", "b.csv"],  # trec_eval's order, several runs
+        ["score", "--qrels", "qrels.txt", "run.txt", "b.csv"],  # the runs of --qrels
+    ):
+        assert command.main([*argv, "-k", "10", "--format", "json", "--missing", "zero"]) == 0
+        assert capsys.readouterr().out == expected
+    # compare takes them the same way
+    compare = ["compare", "qrels.txt", "run.txt", "b.csv", "--missing", "zero", "--test", "t"]
+    assert command.main([*compare, "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [row.split(",")[1:3] for row in rows] == [["run", "b"]]
+    # each error says which file is out of place, and its advice works
+    for argv, message in (
+        (["run.txt"], "run.txt looks like a TREC run, where a TREC qrels file is expected: "),
+        (["run.txt", "qrels.txt"], "run.txt looks like a TREC run, where a TREC qrels file is"),
+        (["qrels.txt", str(PREDICTIONS)], "predictions.parquet is not a TREC file, where a TREC"),
+    ):
+        assert command.main(["score", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "trec_eval's order, QRELS RUN [RUN ...], or as --qrels" in err
+    assert command.main(["score", "qrels.txt", "run.txt"]) == 0
 
 
 def test_trec_runs_without_a_preset_say_how_trec_eval_differs():

@@ -135,7 +135,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     definitions = [definition_of(result, called) for _, result in results]
     definition = definitions[0] if all(d == definitions[0] for d in definitions) else None
     if lines and args.format == "table":
-        print(query_lines(results, args.digits), flush=True)
+        trec_eval = (args.preset or "").startswith("trec_eval")  # its names for its numbers
+        print(query_lines(results, args.digits, trec_eval), flush=True)
         return 0
     rows = per_query_rows(results) if lines else summary_rows(results, trec=bool(args.qrels))
     if args.format == "csv":  # the definition in columns of every row

@@ -49,17 +49,22 @@ def summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dict
     return rows
 
 
-def query_lines(results: list[tuple[str, NDCGResult]], digits: int) -> str:
+def query_lines(results: list[tuple[str, NDCGResult]], digits: int, trec_eval: bool) -> str:
     """Per-query values as trec_eval -q prints them, then the means as query ``all``.
 
     Measure, query id and value, tab-separated (the measure padded to 22 characters), each
-    query's measures together. Skipped queries (NaN) have no line. With several sources, each
-    line starts with its source.
+    query's measures together. The measures are named as trec_eval names them (``ndcg``,
+    ``ndcg_cut_10``) only when ``trec_eval`` (under a trec_eval preset, which computes its
+    numbers); otherwise with fastndcg's labels (``ndcg``, ``ndcg@10``). Skipped queries (NaN)
+    have no line. With several sources, each line starts with its source.
     """
     lines = []
     for source, result in results:
         lead = f"{source}\t" if len(results) > 1 else ""
-        names = ["ndcg" if k is None else f"ndcg_cut_{k}" for k in result.k]
+        if trec_eval:
+            names = ["ndcg" if k is None else f"ndcg_cut_{k}" for k in result.k]
+        else:
+            names = [f"ndcg{cutoff_label(k)}" for k in result.k]
         ids = [str(plain(q)) for q in result.query_ids]
         for q, query in enumerate(ids):
             for j, name in enumerate(names):

@@ -893,6 +893,28 @@ def test_per_query_lines_are_trec_eval_s(how):
     assert sorted(out.splitlines()) == sorted(expected)
 
 
+@pytest.mark.parametrize("preset", [None, "trec_eval", "trec_eval9", "ir_measures"])
+def test_per_query_lines_use_trec_eval_s_names_only_for_its_numbers(preset):
+    """Before, -q without a preset labelled fastndcg's own numbers ndcg_cut_10, trec_eval's name
+    for a different number."""
+    chosen = [] if preset is None else ["--preset", preset]
+    args = ["score", TREC / "qrels.test", TREC / "results.test", "-k", "10,all", *chosen]
+    lines = [line.split("\t") for line in cli(*args, "-q").stdout.splitlines()]
+    trec_eval = preset is not None and preset.startswith("trec_eval")
+    names = ["ndcg_cut_10", "ndcg"] if trec_eval else ["ndcg@10", "ndcg"]
+    assert {name.strip() for name, _, _ in lines} == set(names)
+    options = {} if preset is None else {"preset": preset}
+    expected = fastndcg.ndcg_run(
+        TREC / "qrels.test", TREC / "results.test", k=[10, None], **options
+    )
+    for j, name in enumerate(names):
+        values = {q: float(v) for n, q, v in lines if n.strip() == name and q != "all"}
+        column = expected.per_query[:, j]
+        assert values == {
+            str(q): round(float(v), 4) for q, v in zip(expected.query_ids, column, strict=True)
+        }
+
+
 def test_trec_eval_s_argument_order_is_read_and_the_other_order_named(tmp_path):
     qrels, run = TREC / "qrels.test", TREC / "results.test"
     named = cli("score", "--qrels", qrels, "--run", run, "-k", "10", "--format", "json")

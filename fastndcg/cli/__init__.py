@@ -149,8 +149,15 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
 
 
 def _settings(definition: dict[str, Any]) -> dict[str, Any]:
-    """A definition as CSV columns (the cutoffs name the value columns already)."""
-    return {name: value for name, value in definition.items() if name != "k"}
+    """A definition as CSV columns (the cutoffs name the value columns already).
+
+    The rule for judged queries absent from a run is ``missing_rule``: ``missing`` counts them.
+    """
+    return {
+        "missing_rule" if name == "missing" else name: value
+        for name, value in definition.items()
+        if name != "k"
+    }
 
 
 def _each(

@@ -19,7 +19,7 @@ from fastndcg._compare.explain import explain_systems
 from fastndcg._compare.explanation import QueryExplanation
 from fastndcg._compare.report import COLUMNS, PairedComparison
 from fastndcg._compare.runs import compare
-from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
+from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION, RUN_ONLY
 from fastndcg._io.paths import check_output, plot_formats, write_whole
 from fastndcg._result import format_rows
 from fastndcg.cli.sources import (
@@ -91,7 +91,7 @@ def _parse_scores(text: str | None) -> dict[str, str] | None:
 
 def _scoring(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str, Any]:
     """The scoring's keyword options (a preset's settings stand for those not given)."""
-    names = (*_SCORING_NAMES, *(("judged_only", "max_docs") if trec else ()))
+    names = (*_SCORING_NAMES, *(RUN_ONLY[1:] if trec else ()))  # missing: the comparison's
     options = {
         name: getattr(args, name)
         for name in names

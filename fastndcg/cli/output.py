@@ -17,11 +17,14 @@ DEFINITION = ("preset", "gain", "discount", "ties", "ideal", "zero_idcg", "aggre
 def definition_of(result: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The definition ``result`` was computed with, and its cutoffs (None: the whole list).
 
+    A TREC run's result adds what its judged queries absent from the run got (``missing``).
     A result without its options (the totals Dask and Spark send back) is described by the
     ``options`` of the call.
     """
     known = getattr(result, "options", None) or options or {}
     shown = {name: known.get(name) for name in DEFINITION}
+    if "missing" in known:
+        shown["missing"] = known["missing"]
     shown["k"] = list(result.k)
     return shown
 
@@ -29,7 +32,9 @@ def definition_of(result: Any, options: dict[str, Any] | None = None) -> dict[st
 def definition_line(definition: dict[str, Any]) -> str:
     """The definition in one line, as the table output starts."""
     cutoffs = ",".join("all" if k is None else str(k) for k in definition["k"])
-    settings = ", ".join(f"{name} {definition[name]}" for name in DEFINITION[1:])
+    settings = ", ".join(
+        f"{name} {value}" for name, value in definition.items() if name not in ("preset", "k")
+    )
     preset = f"preset {definition['preset']}; " if definition["preset"] else ""
     return f"definition: {preset}{settings}; k {cutoffs}"
 

@@ -51,17 +51,16 @@ def trec_eval_order(args: argparse.Namespace) -> None:
     if not args.predictions or args.run:
         return
     kinds = [trec_kind(Path(path)) for path in args.predictions]
-    if not any(kinds):
+    if not {"qrels", "run"} & set(kinds):
         return
     runs = len(kinds) - (args.qrels is None)
     expected = [*([] if args.qrels else ["qrels"]), *["run"] * runs]
     order = (
         "give TREC files in trec_eval's order, QRELS RUN [RUN ...], or as --qrels QRELS --run RUN"
     )
-    if kinds != expected:
-        place = next(
-            i for i, pair in enumerate(zip(kinds, expected, strict=True)) if pair[0] != pair[1]
-        )
+    wrong = [kind not in (wanted, "empty") for kind, wanted in zip(kinds, expected, strict=True)]
+    if any(wrong):
+        place = wrong.index(True)
         kind = kinds[place]
         found = f"looks like {_TREC_FILES[kind]}" if kind else "is not a TREC file"
         raise UsageError(
@@ -81,10 +80,11 @@ _TREC_FILES = {"qrels": "a TREC qrels file", "run": "a TREC run"}
 
 
 def trec_kind(path: Path) -> str | None:
-    """Whether ``path``'s first data line is a TREC qrels or run line: "qrels", "run", None.
+    """What ``path``'s first data line is: a TREC "qrels" or "run" line, or None.
 
     A qrels line has four fields, the last a number (``qid iteration docid grade``); a run
-    line at least six, the fourth and fifth numbers (``qid Q0 docid rank score tag``).
+    line at least six, the fourth and fifth numbers (``qid Q0 docid rank score tag``). A file
+    without a data line (empty, or comments only) is "empty".
     """
     if not path.is_file():
         return None
@@ -105,7 +105,7 @@ def trec_kind(path: Path) -> str | None:
         if len(fields) >= 6 and _number(fields[3]) and _number(fields[4]):
             return "run"
         return None
-    return None
+    return "empty"
 
 
 def _number(field: bytes) -> bool:

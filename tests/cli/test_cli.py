@@ -99,6 +99,8 @@ def test_score_several_trec_runs_and_per_query_file(tmp_path):
         TREC / "results.test",
         "--run",
         TREC / "results.trunc",
+        "--missing",
+        "zero",
     ]
     out = cli(
         *args,
@@ -147,11 +149,11 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
     copy = shutil.copy(TREC / "results.test", tmp_path / "results.copy")
     runs = [TREC / "results.test", TREC / "results.trunc", copy]
     argv = ["score", "--qrels", TREC / "qrels.test", "--format", "json", "-k", "10"]
-    argv += [arg for run in runs for arg in ("--run", run)]
+    argv += [arg for run in runs for arg in ("--run", run)] + ["--missing", "zero"]
     assert command.main(list(map(str, argv))) == 0
     assert kinds.count("qrels") == 1 and kinds.count("run") == 3
     rows = json.loads(capsys.readouterr().out)["results"]
-    alone = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", k=10)
+    alone = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", k=10, missing="zero")
     assert rows[1]["ndcg@10"] == pytest.approx(float(alone), rel=1e-12)
     assert rows[0]["ndcg@10"] == rows[2]["ndcg@10"]
 
@@ -331,8 +333,9 @@ def test_library_advice_names_the_flags(tmp_path):
     assert run.returncode == 2 and run.stderr.rstrip().endswith("Pass --grade <column name>")
     (tmp_path / "run").write_text("2 Q0 d1 1 1.0 t\n")
     trec = ["--qrels", TREC / "qrels.test", "--run", tmp_path / "run"]
-    run = cli("score", *trec, "--missing", "error", check=False)
-    assert run.returncode == 2 and "; pass --missing zero or --missing skip" in run.stderr
+    run = cli("score", *trec, check=False)
+    assert run.returncode == 2
+    assert "; pass --missing zero to score them 0 (trec_eval -c) or --missing skip" in run.stderr
     run = cli("score", *trec, "-k", str(2**64), check=False)
     assert run.returncode == 2 and "fit in 64 bits; pass -k all to score whole lists" in run.stderr
     run = cli("score", *trec, "--max-docs", "0", check=False)
@@ -859,7 +862,9 @@ def test_a_qrels_grade_too_large_is_blamed_on_the_qrels(tmp_path):
     qrels, run = tmp_path / "grade_huge.qrels", tmp_path / "good.run"
     qrels.write_text("q1 0 d1 1\nq2 0 d9 0\nq1 0 d2 1000000\n")
     run.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n")
-    done = cli("score", "--qrels", qrels, "--run", run, "--gain", "exp2", check=False)
+    done = cli(
+        "score", "--qrels", qrels, "--run", run, "--gain", "exp2", "--missing", "skip", check=False
+    )
     assert done.returncode == 2
     line = done.stderr.strip()
     assert line.startswith("fastndcg: error: gains reach inf") and "good.run" not in line
@@ -975,7 +980,7 @@ def test_json_has_one_shape_whatever_the_number_of_inputs():
     runs = [TREC / "results.test", TREC / "results.trunc"]
     for n in (1, 2):
         argv = ["score", "--qrels", TREC / "qrels.test", "-k", "10", "--format", "json"]
-        argv += [arg for run in runs[:n] for arg in ("--run", run)]
+        argv += [arg for run in runs[:n] for arg in ("--run", run)] + ["--missing", "zero"]
         out = json.loads(cli(*argv).stdout)
         assert set(out) == {"definition", "results"} and len(out["results"]) == n
 
@@ -996,3 +1001,87 @@ def test_the_first_compile_announces_itself_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)  # piped or logged: silent
     command._announce_a_compile(args)
     assert capsys.readouterr().err == ""
+
+
+def test_one_rule_for_judged_queries_absent_from_a_run(capsys):
+    """Before, the default was "zero" in score (as --help said), an error under --preset
+    trec_eval or in compare, "skip" under --preset trec_eval9 or pytrec_eval. Now an error
+    everywhere, stated in --help and the output, until --missing says what they get."""
+    from fastndcg import cli as command
+
+    trec = ["--qrels", str(TREC / "qrels.test"), "--run", str(TREC / "results.trunc")]
+    advice = (
+        "1 judged query is not in the run (first: '302'); pass --missing zero to score them 0 "
+        "(trec_eval -c) or --missing skip to leave them out (trec_eval without -c)"
+    )
+    for preset in (None, *fastndcg.presets()):
+        chosen = [] if preset is None else ["--preset", preset]
+        assert command.main(["score", *trec, *chosen]) == 2, preset
+        err = capsys.readouterr().err
+        assert err == f"fastndcg: error: {TREC / 'results.trunc'}: {advice}\n", preset
+    compare = ["compare", *trec, "--run", str(TREC / "results.test"), "--test", "t"]
+    assert command.main(compare) == 2
+    assert "--missing error: the results do not cover the same queries" in capsys.readouterr().err
+    for rule, queries in (("zero", 3), ("skip", 2)):
+        assert command.main(["score", *trec, "--missing", rule, "--format", "json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["definition"]["missing"] == rule
+        assert (out["results"][0]["queries"], out["results"][0]["missing"]) == (queries, 1)
+        assert command.main(["score", *trec, "--missing", rule, "--preset", "trec_eval"]) == 0
+        assert f"missing {rule}; k all" in capsys.readouterr().out.splitlines()[0]
+    help_text = " ".join(cli("score", "--help").stdout.split())
+    assert "TREC: judged queries absent from a run: an error, whatever the preset; zero" in (
+        help_text
+    )
+    assert "skip leaves them out (trec_eval without -c) (default: error)" in help_text
+
+
+@pytest.mark.parametrize("content", ["", "# no run lines\n\n"])
+def test_an_empty_run_is_refused_unless_every_judged_query_should_score_0(
+    tmp_path, capsys, content
+):
+    """Before, an empty run file scored 0.0000 with exit 0; trec_eval refuses it."""
+    from fastndcg import cli as command
+
+    empty = tmp_path / "empty.run"
+    empty.write_text(content)
+    qrels = str(TREC / "qrels.test")
+    for argv in (["--qrels", qrels, "--run", str(empty)], [qrels, str(empty)]):
+        assert command.main(["score", *argv]) == 2
+        assert capsys.readouterr().err == (
+            f"fastndcg: error: the run {empty} is empty (no line ranks a document): 3 judged "
+            "queries are not in it; give the run its rankings; or, for every judged query to "
+            "score 0, pass --missing zero\n"
+        )
+    assert command.main(["score", qrels, str(empty), "--missing", "zero", "--format", "csv"]) == 0
+    header, row = (line.split(",") for line in capsys.readouterr().out.splitlines())
+    values = dict(zip(header, row, strict=True))
+    assert (values["queries"], values["ndcg"], values["missing"]) == ("3", "0.0", "3")
+    assert values["missing_rule"] == "zero"
+    assert command.main(["score", qrels, str(empty), "--missing", "skip"]) == 2
+    assert "no query to score" in capsys.readouterr().err
+
+
+def test_a_qrels_grade_that_is_not_a_whole_number_is_named(tmp_path, capsys):
+    """Before, a grade of 1.5 was scored silently (trec_eval reads it as 1)."""
+    from fastndcg import cli as command
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 2\n# a comment\nq1 0 d2 1.5\nq2 0 d3 1\n")
+    run = tmp_path / "r.txt"
+    run.write_text("q1 Q0 d1 1 0.9 s\nq1 Q0 d2 2 0.5 s\nq2 Q0 d3 1 0.3 s\n")
+    assert command.main(["score", str(qrels), str(run)]) == 2
+    assert capsys.readouterr().err == (
+        f"fastndcg: error: the qrels grade 1.5 on line 3 of {qrels} is not a whole number; TREC "
+        "grades are integers (trec_eval reads 1.5 as 1): correct it, or pass --real-grades to "
+        "score real-valued grades\n"
+    )
+    argv = ["score", str(qrels), str(run), "--real-grades", "--gain", "linear", "--format", "json"]
+    assert command.main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)["results"]
+    expected = fastndcg.ndcg_run(qrels, run, gain="linear", real_grades=True)
+    assert row["ndcg"] == float(expected) and expected.per_query[0, 0] == 1.0
+    other = tmp_path / "other.txt"
+    other.write_text(run.read_text())
+    assert command.main(["compare", str(qrels), str(run), str(other), "--test", "t"]) == 2
+    assert "is not a whole number" in capsys.readouterr().err

@@ -108,7 +108,10 @@ def _scoring(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str,
 
 
 def _check(args: argparse.Namespace) -> bool:
-    """Refuse inputs of both kinds or an input given twice; True for TREC runs."""
+    """Refuse inputs of both kinds, an input given twice, or a plot path it cannot write.
+
+    True for TREC runs.
+    """
     trec = bool(args.qrels or args.run)
     if trec and args.predictions:
         raise UsageError("give either a predictions file or --qrels/--run, not both")
@@ -120,6 +123,8 @@ def _check(args: argparse.Namespace) -> bool:
     repeated = [source for i, source in enumerate(sources) if source in sources[:i]]
     if repeated:
         raise UsageError(f"{repeated[0]} is given twice; give each input once")
+    if getattr(args, "plot", None):  # before the work: a path it cannot write, or an input
+        check_output(args.plot, "plot", [*sources, *([args.qrels] if trec else [])], plot_formats())
     return trec
 
 
@@ -148,9 +153,6 @@ def _score(
 def compare_command(args: argparse.Namespace, given: set[str]) -> int:
     """``fastndcg compare``: the comparison printed; 1 with ``--fail-if-worse`` and a regression."""
     correction = None if args.correction == "none" else args.correction
-    if args.plot:  # before the work: a path that cannot be written, or an input, is refused
-        inputs = [*args.predictions, *(args.run or ()), *([args.qrels] if args.qrels else [])]
-        check_output(args.plot, "plot", inputs, plot_formats())
     results, sources = _score(args, given, args.seed, args.missing)
     if len(results) < 2:
         raise UsageError("compare needs at least 2 systems (several --run, or --scores A=..,B=..)")

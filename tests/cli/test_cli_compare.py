@@ -500,7 +500,7 @@ def test_a_plot_path_that_cannot_be_written_is_refused_before_the_work(
     def no_work(*args, **kwargs):
         raise AssertionError("the comparison ran before the plot path was checked")
 
-    monkeypatch.setattr(command, "_score", no_work)
+    monkeypatch.setattr(command, "score_runs", no_work)
     trec = ["--qrels", "q.txt", "--run", "a.run", "--run", "b.run"]
     status, out, err = run_main(capsys, "compare", *trec, "--plot", target)
     assert status == 2 and out == ""

@@ -19,10 +19,11 @@ from fastndcg._compare.explain import explain_systems
 from fastndcg._compare.explanation import QueryExplanation
 from fastndcg._compare.report import COLUMNS, PairedComparison
 from fastndcg._compare.runs import compare
-from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION, RUN_ONLY
+from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
 from fastndcg._io.paths import check_output, plot_formats, write_whole
 from fastndcg._result import format_rows
 from fastndcg.cli.sources import (
+    RUN_ONLY,
     UsageError,
     check_parquet,
     delimiter_of,

@@ -80,7 +80,7 @@ _TREC_FILES = {"qrels": "a TREC qrels file", "run": "a TREC run"}
 
 
 def trec_kind(path: Path) -> str | None:
-    """What ``path``'s first data line is: a TREC "qrels" or "run" line, or None.
+    """What ``path``'s first data line is: a TREC "qrels" or "run" line, "empty", or None.
 
     A qrels line has four fields, the last a number (``qid iteration docid grade``); a run
     line at least six, the fourth and fifth numbers (``qid Q0 docid rank score tag``). A file

@@ -256,13 +256,12 @@ def _absent_error(absent: Any, run: Any, empty: bool) -> InputError:
     first = absent[0].as_py()
     count = f"{len(absent)} judged quer{'y is' if len(absent) == 1 else 'ies are'}"
     if empty:
-        if isinstance(run, ReadFile):
-            run = run.path
-        source = f"the run {run}" if isinstance(run, (str, Path)) else "the run"
+        path = run.path if isinstance(run, ReadFile) else run
+        source = f"the run {path}" if isinstance(path, (str, Path)) else "the run"
         return InputError(
             f"{source} is empty (no line ranks a document): {count} not in it",
             value=first,
-            where=str(run) if isinstance(run, (str, Path)) else "the run",
+            where=source.removeprefix("the run "),
             fix="give the run its rankings; or, for every judged query to score 0, pass "
             "`missing='zero'`",
         )

@@ -11,6 +11,7 @@ comments):
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -30,6 +31,7 @@ from fastndcg._io.trec_join import (
 from fastndcg._io.trec_text import (
     QRELS_COLUMNS,
     RUN_COLUMNS,
+    ReadFile,
     place_of_row,
     read_qrels,
     read_run,
@@ -47,8 +49,9 @@ def ndcg_run(
     run: Any,
     *,
     judged_only: bool = False,
-    missing: str = "zero",
+    missing: str = "error",
     max_docs: int | None = None,
+    real_grades: bool = False,
     preset: Any = None,
     **options: Any,
 ) -> NDCGResult:
@@ -66,15 +69,23 @@ def ndcg_run(
     judged_only : bool, default=False
         Remove documents without a judgment (a grade >= 0) before ranking, as trec_eval's ``-J``
         does (otherwise they get grade 0).
-    missing : {"zero", "skip", "error"}, default="zero"
-        What a judged query absent from the run gets: an empty ranking, nothing (left out), or
-        an error. The empty ranking scores NDCG 0 when its IDCG is above 0; when it is 0 the
-        ``zero_idcg`` rule applies: the query has no relevant judgment, or its ideal comes
-        from the ranking itself (``ideal="recall"`` or ``"local"``), which is empty.
+    missing : {"error", "zero", "skip"}, default="error"
+        What a judged query absent from the run gets: an error naming it (the default, whatever
+        the preset: trec_eval's answer depends on ``-c``, so the choice is the caller's), an
+        empty ranking (``"zero"``, trec_eval ``-c``), or nothing (``"skip"``: left out of the
+        result and the mean, trec_eval without ``-c``). The empty ranking scores NDCG 0 when
+        its IDCG is above 0; when it is 0 the ``zero_idcg`` rule applies: the query has no
+        relevant judgment, or its ideal comes from the ranking itself (``ideal="recall"`` or
+        ``"local"``), which is empty. An empty run (no line) is an error unless ``"zero"``
+        scores every judged query 0. ``n_missing`` counts these queries either way.
     max_docs : int, optional
         Keep only the first ``max_docs`` documents of each query's ranking (trec_eval's ``-M``),
         before ``judged_only`` applies; the ideal ranking is not cut. Needs a fixed tie order
         (``ties="docid_desc"`` or ``"stable"``).
+    real_grades : bool, default=False
+        Accept qrels grades that are not whole numbers. TREC grades are integers (trec_eval
+        reads ``1.5`` as 1), so by default such a grade is an :class:`~fastndcg.InputError`
+        naming its line (or row, for a table).
     preset : str, optional
         A tool's definition by name (see :func:`fastndcg.presets`); the options given override
         its settings. ``preset="trec_eval"`` is ``trec_eval``'s ``ndcg`` (add ``k`` for
@@ -91,7 +102,7 @@ def ndcg_run(
         ``n_missing`` counts judged queries absent from the run and ``n_unjudged`` the run's
         queries without judgments (ignored).
     """
-    prepared = _prepare(qrels, run, judged_only, missing, max_docs, options)
+    prepared = _prepare(qrels, run, judged_only, missing, max_docs, real_grades, options)
     definition, layout = prepared.definition, prepared.layout
     with definition.threads():
         try:
@@ -140,6 +151,7 @@ def _prepare(
     judged_only: bool,
     missing: str,
     max_docs: int | None,
+    real_grades: bool,
     options: dict[str, Any],
 ) -> Prepared:
     """Read, check and join ``run`` with ``qrels``: what :func:`ndcg_run` then scores."""
@@ -151,10 +163,20 @@ def _prepare(
     if max_docs is not None:
         max_docs = check_max_docs(max_docs, definition.ties)
     judged_only = parse("judged_only", judged_only)
+    real_grades = parse("real_grades", real_grades)
     judgments_table = read_qrels(qrels)
     judged_grades = judgments_table.column("grade").to_numpy()  # one copy, for every use below
     qrels_row = place_of_row(qrels, "qrels", QRELS_COLUMNS)
-    checked_stats(judged_grades, "qrels grade", qrels_row, backend, integral=False)
+    stats = checked_stats(judged_grades, "qrels grade", qrels_row, backend, not real_grades)
+    if not stats.integral:
+        row = stats.first_nonintegral
+        raise InputError(
+            f"the qrels grade {judged_grades[row]:g} on {qrels_row(row)} is not a whole number",
+            value=float(judged_grades[row]),
+            where=qrels_row(row),
+            fix="TREC grades are integers (trec_eval reads 1.5 as 1): correct it, or pass "
+            "`real_grades=True` to score real-valued grades",
+        )
     run_table = read_run(run)
     run_row = place_of_row(run, "run", RUN_COLUMNS)
     run_scores = run_table.column("score").to_numpy()
@@ -166,17 +188,11 @@ def _prepare(
     judgment_codes = check_unique_pairs(judgments_table, judged_ids, "qrels", qrels_row, backend)
     codes = RunCodes.encode(run_table, run_ids, judgment_codes, judged_ids)
 
+    grades, judged = codes.grades(judged_grades, run_row, backend)
     absent = codes.absent_queries(judgments_table)
     if missing == "error" and len(absent):
-        first = absent[0].as_py()
-        raise InputError(
-            f"{len(absent)} judged quer{'y is' if len(absent) == 1 else 'ies are'} not in the run "
-            f"(first: {first!r})",
-            value=first,
-            where=f"query {first!r}",
-            fix="pass `missing='zero'` or `missing='skip'`",
-        )
-    grades, judged = codes.grades(judged_grades, run_row, backend)
+        checked_stats(run_scores, "scores", run_row, backend, integral=False)  # the rows' first
+        raise _absent_error(absent, run, run_table.num_rows == 0)
     cut = max_docs is not None and max_docs < run_table.num_rows  # else no query is cut
     ranked = None  # the scores as ranked, in float64 (float32 ones keep their order and ties)
     if definition.ties == "docid_desc" or cut:
@@ -232,6 +248,32 @@ def _prepare(
     )
 
 
+def _absent_error(absent: Any, run: Any, empty: bool) -> InputError:
+    """The error for judged queries ``absent`` from ``run`` under ``missing='error'``.
+
+    An ``empty`` run says so: trec_eval refuses one too.
+    """
+    first = absent[0].as_py()
+    count = f"{len(absent)} judged quer{'y is' if len(absent) == 1 else 'ies are'}"
+    if empty:
+        path = run.path if isinstance(run, ReadFile) else run
+        source = f"the run {path}" if isinstance(path, (str, Path)) else "the run"
+        return InputError(
+            f"{source} is empty (no line ranks a document): {count} not in it",
+            value=first,
+            where=source.removeprefix("the run "),
+            fix="give the run its rankings; or, for every judged query to score 0, pass "
+            "`missing='zero'`",
+        )
+    return InputError(
+        f"{count} not in the run (first: {first!r})",
+        value=first,
+        where=f"query {first!r}",
+        fix="pass `missing='zero'` to score them 0 (trec_eval -c) or `missing='skip'` to leave "
+        "them out (trec_eval without -c)",
+    )
+
+
 def prepare_run(qrels: Any, run: Any, *, preset: Any = None, **options: Any) -> Prepared:
     """``run`` joined with ``qrels`` as :func:`ndcg_run` with these options scores it.
 
@@ -240,7 +282,8 @@ def prepare_run(qrels: Any, run: Any, *, preset: Any = None, **options: Any) -> 
     """
     _, options, _ = resolve("ndcg_run", preset, options)
     judged_only = options.pop("judged_only", False)
-    missing = options.pop("missing", "zero")
+    missing = options.pop("missing", "error")
     max_docs = options.pop("max_docs", None)
+    real_grades = options.pop("real_grades", False)
     options.pop("weights", None)
-    return _prepare(qrels, run, judged_only, missing, max_docs, options)
+    return _prepare(qrels, run, judged_only, missing, max_docs, real_grades, options)

@@ -481,5 +481,7 @@ class PairedComparison:
         matplotlib.figure.Figure
         """
         from fastndcg._compare import plots
+        from fastndcg._io.paths import check_plot_path
 
+        check_plot_path(path, "path", self.sources)  # before drawing: format, directory, inputs
         return plots.draw(self, kind, path, **options)

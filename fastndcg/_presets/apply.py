@@ -18,7 +18,7 @@ from fastndcg._core.aggregate import keras_list_weights, query_weights, round_ha
 from fastndcg._core.coerce import cell_words, dense_mask, from_torch, numeric_vector, reject_masked
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import build_layout
-from fastndcg._core.options import RUN_ONLY, parse
+from fastndcg._core.options import OPTIONS, RUN_ONLY, parse
 from fastndcg._core.vocabulary import AGGREGATES, KEYED_TIES, TOOL_AGGREGATES, choose
 from fastndcg._errors import COMMAND, PYTHON, InputError, OptionError
 from fastndcg._presets.registry import get_preset
@@ -107,7 +107,7 @@ def resolve(
         args, options, list_weights = _keras_items(args, options)
     shown = {}
     if entry == "ndcg_run":  # the run's query-set rules, so results show what was applied
-        shown["missing"] = options.get("missing", "zero")
+        shown["missing"] = options.get("missing", OPTIONS["missing"].default)
         shown.update({name: options[name] for name in RUN_ONLY[1:] if options.get(name)})
     rules = _Rules(
         preset=None if chosen is None else chosen.name,

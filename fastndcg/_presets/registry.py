@@ -110,8 +110,8 @@ _TREC = dict(
     aggregate="mean",
 )
 _TREC_FLAGS = (
-    "-c: missing='zero'; -J: judged_only=True; -M n: max_docs=n; -m ndcg_cut.k: k=k; "
-    "printed (%6.4f) values: decimals=4"
+    "-c: missing='zero'; without -c: missing='skip'; -J: judged_only=True; -M n: max_docs=n; "
+    "-m ndcg_cut.k: k=k; printed (%6.4f) values: decimals=4"
 )
 _LIST = dict(discount="log2", ideal="recall")
 
@@ -119,30 +119,32 @@ _REGISTRY = (
     Preset(
         "trec_eval",
         "trec_eval 10.0: ndcg (k=None) and ndcg_cut.k (k=k)",
-        dict(_TREC, score_dtype="float64", missing="error"),
+        dict(_TREC, score_dtype="float64"),
         _TREC_FLAGS,
         "per query against trec_eval 10's own expected outputs (4 decimals) and, where float32 "
         "scores order the same, against pytrec_eval at 1e-12",
     ),
     Preset(
         "trec_eval9",
-        "trec_eval 9.0.8: ndcg, ndcg_cut.k (scores held as float32; missing queries skipped)",
-        dict(_TREC, score_dtype="float32", missing="skip"),
+        "trec_eval 9.0.8: ndcg, ndcg_cut.k (scores held as float32)",
+        dict(_TREC, score_dtype="float32"),
         _TREC_FLAGS,
         "per query against pytrec_eval (which vendors 9.0.8) at 1e-12",
     ),
     Preset(
         "pytrec_eval",
         "pytrec_eval / pytrec-eval-terrier: 'ndcg', 'ndcg_cut_k' (trec_eval 9.0.8 inside)",
-        dict(_TREC, score_dtype="float32", missing="skip"),
-        "ndcg_cut_k: k=k; judged_docs_only_flag: judged_only=True; pytrec_eval returns no mean",
+        dict(_TREC, score_dtype="float32"),
+        "ndcg_cut_k: k=k; judged_docs_only_flag: judged_only=True; judged queries absent from "
+        "the run (left out): missing='skip'; pytrec_eval returns no mean",
         "per query at 1e-12",
     ),
     Preset(
         "ir_measures",
-        "ir_measures nDCG, nDCG@k (pytrec_eval provider; mean over every judged query)",
-        dict(_TREC, score_dtype="float32", missing="zero"),
-        "nDCG@k: k=k; judged_only=True: judged_only=True; gains={label: gain}: gain={...}",
+        "ir_measures nDCG, nDCG@k (pytrec_eval provider)",
+        dict(_TREC, score_dtype="float32"),
+        "nDCG@k: k=k; judged_only=True: judged_only=True; gains={label: gain}: gain={...}; "
+        "the mean over every judged query (absent from the run: 0): missing='zero'",
         "per query and mean at 1e-12",
     ),
     Preset(
@@ -153,10 +155,10 @@ _REGISTRY = (
             k=20,
             gain="exp2",
             score_dtype="float64",
-            missing="zero",
             decimals=5,
         ),
-        "k: the script's k argument (20 in the Web track)",
+        "k: the script's k argument (20 in the Web track); judged queries absent from the run "
+        "(scored 0): missing='zero'",
         "per query exactly (values rounded to 5 decimals), where gdeval runs: numeric query "
         "ids and labels <= 4 (it cuts ids at the last '-', and ir_measures then scores the "
         "real ids 0)",
@@ -246,7 +248,6 @@ _REGISTRY = (
             _TREC,
             ties="stable",
             score_dtype="float64",
-            missing="error",
         ),
         "ndcg@k: k=k; ndcg_burges: gain='exp2'; -lN (rel_lvl): gain=ranx_gain(N) or "
         "ranx_gain(N, burges=True); make_comparable=True: missing='zero'",

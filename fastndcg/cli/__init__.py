@@ -122,12 +122,12 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         print(preset_listing(), flush=True)
         return 0
     given = set(vars(build_parser(keep_defaults=False).parse_args(argv))) - {"debug"}
+    trec_eval_order(args)
     if args.command in ("compare", "explain"):
         from fastndcg.cli.compare import compare_command, explain_command
 
         run = compare_command if args.command == "compare" else explain_command
         return run(args, given)
-    trec_eval_order(args)
     check_inputs(args, given)
     if args.compare_presets is not None:
         rows = compare_sources(args, given)
@@ -151,7 +151,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     definitions = [definition_of(result, called) for _, result in results]
     definition = definitions[0] if all(d == definitions[0] for d in definitions) else None
     if lines and args.format == "table":
-        print(query_lines(results, args.digits), flush=True)
+        trec_eval = (args.preset or "").startswith("trec_eval")  # its names for its numbers
+        print(query_lines(results, args.digits, trec_eval), flush=True)
         return 0
     rows = per_query_rows(results) if lines else summary_rows(results, trec=bool(args.qrels))
     if args.format == "csv":  # the definition in columns of every row
@@ -164,8 +165,15 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
 
 
 def _settings(definition: dict[str, Any]) -> dict[str, Any]:
-    """A definition as CSV columns (the cutoffs name the value columns already)."""
-    return {name: value for name, value in definition.items() if name != "k"}
+    """A definition as CSV columns (the cutoffs name the value columns already).
+
+    The rule for judged queries absent from a run is ``missing_rule``: ``missing`` counts them.
+    """
+    return {
+        "missing_rule" if name == "missing" else name: value
+        for name, value in definition.items()
+        if name != "k"
+    }
 
 
 def _each(

@@ -24,8 +24,10 @@ from fastndcg._compare.explanation import QueryExplanation, render
 from fastndcg._compare.report import COLUMNS, PairedComparison
 from fastndcg._compare.runs import comparison_options
 from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
+from fastndcg._io.paths import check_output, plot_formats, write_whole
 from fastndcg._result import format_rows
 from fastndcg.cli.sources import (
+    RUN_ONLY,
     UsageError,
     check_parquet,
     delimiter_of,
@@ -94,7 +96,7 @@ def _parse_scores(text: str | None) -> dict[str, str] | None:
 
 def _scoring(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str, Any]:
     """The scoring's keyword options (a preset's settings stand for those not given)."""
-    names = (*_SCORING_NAMES, *(("judged_only", "max_docs") if trec else ()))
+    names = (*_SCORING_NAMES, *(RUN_ONLY[1:] if trec else ()))  # missing: the comparison's
     options = {
         name: getattr(args, name)
         for name in names
@@ -111,7 +113,10 @@ def _scoring(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str,
 
 
 def _check(args: argparse.Namespace) -> bool:
-    """Refuse inputs of both kinds or an input given twice; True for TREC runs."""
+    """Refuse inputs of both kinds, an input given twice, or a plot path it cannot write.
+
+    True for TREC runs.
+    """
     trec = bool(args.qrels or args.run)
     if trec and args.predictions:
         raise UsageError("give either a predictions file or --qrels/--run, not both")
@@ -123,6 +128,8 @@ def _check(args: argparse.Namespace) -> bool:
     repeated = [source for i, source in enumerate(sources) if source in sources[:i]]
     if repeated:
         raise UsageError(f"{repeated[0]} is given twice; give each input once")
+    if getattr(args, "plot", None):  # before the work: a path it cannot write, or an input
+        check_output(args.plot, "plot", [*sources, *([args.qrels] if trec else [])], plot_formats())
     return trec
 
 
@@ -159,7 +166,7 @@ def compare_command(args: argparse.Namespace, given: set[str]) -> int:
     comparison = compare_scored(results, sources, comparison_options(options), vars(args))
     print(render_comparison(comparison, args.format), flush=True)
     if args.plot:
-        comparison.plot(args.plot_kind, args.plot)
+        write_whole(args.plot, lambda partial: comparison.plot(args.plot_kind, partial))
     worse = comparison.worse()
     if args.fail_if_worse and worse:
         listed = ", ".join(

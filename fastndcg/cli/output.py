@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fastndcg._core.vocabulary import plain
+from fastndcg._io.paths import write_whole
 from fastndcg._result import NDCGResult, cutoff_label
 from fastndcg.cli.sources import UsageError
 
@@ -19,11 +17,14 @@ DEFINITION = ("preset", "gain", "discount", "ties", "ideal", "zero_idcg", "aggre
 def definition_of(result: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The definition ``result`` was computed with, and its cutoffs (None: the whole list).
 
+    A TREC run's result adds what its judged queries absent from the run got (``missing``).
     A result without its options (the totals Dask and Spark send back) is described by the
     ``options`` of the call.
     """
     known = getattr(result, "options", None) or options or {}
     shown = {name: known.get(name) for name in DEFINITION}
+    if "missing" in known:
+        shown["missing"] = known["missing"]
     shown["k"] = list(result.k)
     return shown
 
@@ -31,7 +32,9 @@ def definition_of(result: Any, options: dict[str, Any] | None = None) -> dict[st
 def definition_line(definition: dict[str, Any]) -> str:
     """The definition in one line, as the table output starts."""
     cutoffs = ",".join("all" if k is None else str(k) for k in definition["k"])
-    settings = ", ".join(f"{name} {definition[name]}" for name in DEFINITION[1:])
+    settings = ", ".join(
+        f"{name} {value}" for name, value in definition.items() if name not in ("preset", "k")
+    )
     preset = f"preset {definition['preset']}; " if definition["preset"] else ""
     return f"definition: {preset}{settings}; k {cutoffs}"
 
@@ -51,17 +54,22 @@ def summary_rows(results: list[tuple[str, NDCGResult]], trec: bool) -> list[dict
     return rows
 
 
-def query_lines(results: list[tuple[str, NDCGResult]], digits: int) -> str:
+def query_lines(results: list[tuple[str, NDCGResult]], digits: int, trec_eval: bool) -> str:
     """Per-query values as trec_eval -q prints them, then the means as query ``all``.
 
     Measure, query id and value, tab-separated (the measure padded to 22 characters), each
-    query's measures together. Skipped queries (NaN) have no line. With several sources, each
-    line starts with its source.
+    query's measures together. The measures are named as trec_eval names them (``ndcg``,
+    ``ndcg_cut_10``) only when ``trec_eval`` (under a trec_eval preset, which computes its
+    numbers); otherwise with fastndcg's labels (``ndcg``, ``ndcg@10``). Skipped queries (NaN)
+    have no line. With several sources, each line starts with its source.
     """
     lines = []
     for source, result in results:
         lead = f"{source}\t" if len(results) > 1 else ""
-        names = ["ndcg" if k is None else f"ndcg_cut_{k}" for k in result.k]
+        if trec_eval:
+            names = ["ndcg" if k is None else f"ndcg_cut_{k}" for k in result.k]
+        else:
+            names = [f"ndcg{cutoff_label(k)}" for k in result.k]
         ids = [str(plain(q)) for q in result.query_ids]
         for q, query in enumerate(ids):
             for j, name in enumerate(names):
@@ -112,10 +120,7 @@ def write_per_query(path: str, results: list[tuple[str, NDCGResult]]) -> None:
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    target = Path(path)
-    suffix = target.suffix.lower()
-    if suffix not in (".parquet", ".csv"):
-        raise UsageError(f"--per-query writes .parquet or .csv files; got {path!r}")
+    suffix = Path(path).suffix.lower()  # checked before the work (sources.check_inputs)
     tables = [result.to_arrow() for _, result in results]
     # one query id type for every run: text, or bytes where some ids are not UTF-8 text
     ids = [_text_ids(table.column("query_id")) for table in tables]
@@ -133,21 +138,4 @@ def write_per_query(path: str, results: list[tuple[str, NDCGResult]]) -> None:
         for (source, _), table, column in zip(results, tables, ids, strict=True)
     )
     write = pq.write_table if suffix == ".parquet" else pacsv.write_csv
-    _write_whole(target, lambda partial: write(combined, partial))
-
-
-def _write_whole(target: Path, write: Callable[[Path], None]) -> None:
-    """``write`` a file to a temporary name beside ``target``, then rename it to ``target``.
-
-    A write that fails (a full disk, an interrupt) leaves neither ``target`` nor a partial
-    file behind; ``target`` is replaced only by a complete file.
-    """
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    os.close(handle)
-    partial = Path(name)
-    try:
-        write(partial)
-        os.replace(partial, target)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    write_whole(path, lambda partial: write(combined, partial))

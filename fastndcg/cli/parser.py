@@ -11,6 +11,7 @@ value where argparse's own types do not do (cutoffs, gain tables, decimals, pres
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any, NoReturn
 
 from fastndcg._core.options import (
@@ -178,14 +179,49 @@ _SCORE_ONLY = frozenset(
 )
 
 
-def _add(group: Any, option: Option) -> None:
-    """One option of the table as an argparse argument (its value under the keyword)."""
+_FLAG = re.compile(r"--[a-z][a-z-]*")
+_REMARKS = re.compile(r" ?\(([^()]*)\)")
+
+
+def _help_for(text: str, flags: frozenset[str]) -> str:
+    """``text`` without its remarks about flags a command does not take.
+
+    A remark is a clause of a parenthesis, between semicolons: ``(default: all cores; one per
+    task with --engine)`` is ``(default: all cores)`` where there is no ``--engine``, and a
+    parenthesis left without a clause goes.
+    """
+
+    def kept(match: re.Match[str]) -> str:
+        clauses = [
+            clause for clause in match.group(1).split("; ") if set(_FLAG.findall(clause)) <= flags
+        ]
+        return f" ({'; '.join(clauses)})" if clauses else ""
+
+    return _REMARKS.sub(kept, text)
+
+
+def _flags(options: list[Option]) -> frozenset[str]:
+    """Every flag that sets one of ``options``."""
+    return frozenset(
+        name
+        for option in options
+        if option.flag is not None
+        for name in (*option.flag.names, option.flag.negative)
+        if name
+    )
+
+
+def _add(group: Any, option: Option, flags: frozenset[str]) -> None:
+    """One option of the table as an argparse argument (its value under the keyword).
+
+    ``flags`` are those of the command: its help does not mention others.
+    """
     flag = option.flag
     assert flag is not None
     kwargs: dict[str, Any] = {
         "dest": option.name,
         "default": option.default if flag.default is NOT_GIVEN else flag.default,
-        "help": flag.help or option.doc,
+        "help": _help_for(flag.help or option.doc, flags),
     }
     if flag.action is not None:
         kwargs["action"] = flag.action
@@ -213,6 +249,7 @@ def _add(group: Any, option: Option) -> None:
 def _add_options(parser: argparse.ArgumentParser, options: list[Option]) -> None:
     """``options`` as flags of ``parser``, in the groups of :data:`GROUPS`."""
     exclusive = {name: group for group in _EXCLUSIVE for name in group}
+    flags = _flags(options)
     made: dict[tuple[str, ...], Any] = {}
     for key, title in GROUPS.items():
         listed = [option for option in options if option.group == key and option.flag]
@@ -228,7 +265,7 @@ def _add_options(parser: argparse.ArgumentParser, options: list[Option]) -> None
                 if pair not in made:
                     made[pair] = section.add_mutually_exclusive_group()
                 target = made[pair]
-            _add(target, option)
+            _add(target, option, flags)
 
 
 def comparing_options(command: str) -> list[Option]:

@@ -13,6 +13,7 @@ import pyarrow as pa
 from fastndcg._compare.definitions import ENTRY_POINTS, compare_definitions
 from fastndcg._core.options import COMMAND_OPTIONS, DEFINITION, PARQUET, RUN, RUN_ONLY
 from fastndcg._errors import FastNDCGError, InputError, OptionError
+from fastndcg._io.paths import check_output
 from fastndcg._io.trec_text import read_once
 from fastndcg._presets import PRESETS
 from fastndcg._result import NDCGResult
@@ -20,6 +21,7 @@ from fastndcg.cli.messages import render
 from fastndcg.cli.parser import flag_words
 
 RUNS = "TREC runs (--qrels/--run)"
+PER_QUERY_FORMATS = ("parquet", "csv")  # what --per-query writes
 FILES = "prediction files"
 # options of prediction files only: the columns, and how Parquet is read
 PREDICTION_OPTIONS = tuple(
@@ -39,26 +41,52 @@ class UsageError(OptionError):
 
 
 def trec_eval_order(args: argparse.Namespace) -> None:
-    """``fastndcg score QRELS RUN`` (trec_eval's order) read as ``--qrels QRELS --run RUN``.
+    """Positional TREC files read as trec_eval takes them: ``QRELS RUN [RUN ...]``.
 
-    Two files given without --qrels/--run whose first lines are a TREC qrels line and a TREC
-    run line; the other way round is an error that names the flags.
+    Files are told apart by their content, whatever their names: ``fastndcg score qrels.txt
+    run.txt`` is ``--qrels qrels.txt --run run.txt``, and with ``--qrels`` the positional files
+    may be its runs. TREC files in another order, or beside prediction files, are an error that
+    says which file is out of place.
     """
-    if args.qrels or args.run or len(args.predictions) != 2:
+    if not args.predictions or args.run:
         return
-    first, second = (trec_kind(Path(p)) for p in args.predictions)
-    if (first, second) == ("qrels", "run"):
-        args.qrels, args.run, args.predictions = args.predictions[0], [args.predictions[1]], []
-    elif (first, second) == ("run", "qrels"):
+    kinds = [trec_kind(Path(path)) for path in args.predictions]
+    if not {"qrels", "run"} & set(kinds):
+        return
+    runs = len(kinds) - (args.qrels is None)
+    expected = [*([] if args.qrels else ["qrels"]), *["run"] * runs]
+    order = (
+        "give TREC files in trec_eval's order, QRELS RUN [RUN ...], or as --qrels QRELS --run RUN"
+    )
+    wrong = [kind not in (wanted, "empty") for kind, wanted in zip(kinds, expected, strict=True)]
+    if any(wrong):
+        place = wrong.index(True)
+        kind = kinds[place]
+        found = f"looks like {_TREC_FILES[kind]}" if kind else "is not a TREC file"
         raise UsageError(
-            f"{args.predictions[0]} looks like a TREC run and {args.predictions[1]} like qrels: "
-            "trec_eval's order is qrels then run; or name them: --qrels QRELS --run RUN"
+            f"{args.predictions[place]} {found}, where {_TREC_FILES[expected[place]]} is "
+            f"expected: {order}"
         )
+    if runs == 0:
+        raise UsageError(
+            f"{args.predictions[0]} looks like a TREC qrels file, with no run: {order}"
+        )
+    if not args.qrels:
+        args.qrels = args.predictions[0]
+    args.run, args.predictions = args.predictions[len(kinds) - runs :], []
+
+
+_TREC_FILES = {"qrels": "a TREC qrels file", "run": "a TREC run"}
 
 
 def trec_kind(path: Path) -> str | None:
-    """Whether ``path``'s first data line is a TREC qrels or run line: "qrels", "run", None."""
-    if not path.is_file() or delimiter_of(path) is not None:
+    """What ``path``'s first data line is: a TREC "qrels" or "run" line, "empty", or None.
+
+    A qrels line has four fields, the last a number (``qid iteration docid grade``); a run
+    line at least six, the fourth and fifth numbers (``qid Q0 docid rank score tag``). A file
+    without a data line (empty, or comments only) is "empty".
+    """
+    if not path.is_file():
         return None
     try:
         with path.open("rb") as file:
@@ -77,7 +105,7 @@ def trec_kind(path: Path) -> str | None:
         if len(fields) >= 6 and _number(fields[3]) and _number(fields[4]):
             return "run"
         return None
-    return None
+    return "empty"
 
 
 def _number(field: bytes) -> bool:
@@ -116,20 +144,8 @@ def check_inputs(args: argparse.Namespace, given: set[str]) -> None:
     if repeated:
         raise UsageError(f"{repeated[0]} is given twice; give each input once")
     if args.per_query and args.per_query != "-":
-        _check_output(Path(args.per_query), [*sources, *([args.qrels] if args.qrels else [])])
-
-
-def _check_output(target: Path, inputs: list[str]) -> None:
-    """Refuse a --per-query file that is one of the inputs, or inside an input directory."""
-    written = target.resolve()
-    for source in inputs:
-        read = Path(source).resolve()
-        if written == read or (read.is_dir() and read in written.parents):
-            where = "is" if written == read else "is inside"
-            raise UsageError(
-                f"--per-query {target} {where} the input {source}, which writing it would "
-                "overwrite or change; write the per-query values to another path"
-            )
+        inputs = [*sources, *([args.qrels] if args.qrels else [])]
+        check_output(args.per_query, "per_query", inputs, PER_QUERY_FORMATS)
 
 
 def call_options(args: argparse.Namespace, given: set[str], trec: bool) -> dict[str, Any]:
@@ -294,13 +310,6 @@ def check_parquet(path: Path) -> None:
     if path.is_file():
         with path.open("rb") as file:
             if file.read(4) not in (b"PAR1", b"PARE"):  # PARE: encrypted footer
-                kind = trec_kind(path)
-                if kind is not None:
-                    raise UsageError(
-                        f"{path} is not a Parquet file: it looks like a TREC {kind} file; "
-                        "score TREC files with --qrels QRELS --run RUN (or as trec_eval takes "
-                        "them: fastndcg score QRELS RUN)"
-                    )
                 raise UsageError(f"{path} is not a Parquet file; {_NAMING}")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import subprocess
 import sys
 
@@ -97,6 +99,8 @@ def test_score_several_trec_runs_and_per_query_file(tmp_path):
         TREC / "results.test",
         "--run",
         TREC / "results.trunc",
+        "--missing",
+        "zero",
     ]
     out = cli(
         *args,
@@ -145,11 +149,11 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
     copy = shutil.copy(TREC / "results.test", tmp_path / "results.copy")
     runs = [TREC / "results.test", TREC / "results.trunc", copy]
     argv = ["score", "--qrels", TREC / "qrels.test", "--format", "json", "-k", "10"]
-    argv += [arg for run in runs for arg in ("--run", run)]
+    argv += [arg for run in runs for arg in ("--run", run)] + ["--missing", "zero"]
     assert command.main(list(map(str, argv))) == 0
     assert kinds.count("qrels") == 1 and kinds.count("run") == 3
     rows = json.loads(capsys.readouterr().out)["results"]
-    alone = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", k=10)
+    alone = fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", k=10, missing="zero")
     assert rows[1]["ndcg@10"] == pytest.approx(float(alone), rel=1e-12)
     assert rows[0]["ndcg@10"] == rows[2]["ndcg@10"]
 
@@ -170,11 +174,12 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
         (["score"], "nothing to score"),
         (
             ["score", PREDICTIONS, "--grade", "label", "--per-query", "x.json"],
-            "--per-query writes .parquet or .csv files",
+            "--per-query x.json has the suffix .json, which is not a format it writes; name it "
+            "with one of: .csv, .parquet",
         ),
-        (  # an operating system error, after the scoring
+        (  # before the scoring
             ["score", PREDICTIONS, "--grade", "label", "--per-query", f"{PREDICTIONS}/x.csv"],
-            "Not a directory",
+            f"--per-query {PREDICTIONS}/x.csv: there is no directory {PREDICTIONS}; create it",
         ),
         (
             ["score", PREDICTIONS, "--grade", "label", "--max-docs", "5", "--judged-only"],
@@ -328,8 +333,9 @@ def test_library_advice_names_the_flags(tmp_path):
     assert run.returncode == 2 and run.stderr.rstrip().endswith("Pass --grade <column name>")
     (tmp_path / "run").write_text("2 Q0 d1 1 1.0 t\n")
     trec = ["--qrels", TREC / "qrels.test", "--run", tmp_path / "run"]
-    run = cli("score", *trec, "--missing", "error", check=False)
-    assert run.returncode == 2 and "; pass --missing zero or --missing skip" in run.stderr
+    run = cli("score", *trec, check=False)
+    assert run.returncode == 2
+    assert "; pass --missing zero to score them 0 (trec_eval -c) or --missing skip" in run.stderr
     run = cli("score", *trec, "-k", str(2**64), check=False)
     assert run.returncode == 2 and "fit in 64 bits; pass -k all to score whole lists" in run.stderr
     run = cli("score", *trec, "--max-docs", "0", check=False)
@@ -719,7 +725,9 @@ def test_per_query_file_with_query_ids_that_are_not_text(tmp_path):
     )
 
 
-@pytest.mark.parametrize("where", ["same", "spelled otherwise", "in the input directory", "qrels"])
+@pytest.mark.parametrize(
+    "where", ["same", "spelled otherwise", "in the input directory", "qrels", "link", "hard link"]
+)
 def test_per_query_never_overwrites_an_input(tmp_path, monkeypatch, capsys, where):
     """Before, --per-query v.parquet on the input v.parquet replaced the predictions."""
     import shutil
@@ -734,11 +742,15 @@ def test_per_query_never_overwrites_an_input(tmp_path, monkeypatch, capsys, wher
     shutil.copy(PREDICTIONS, folder / "part-0.parquet")
     qrels = tmp_path / "q.csv"
     shutil.copy(TREC / "qrels.test", qrels)
+    (tmp_path / "link.parquet").symlink_to(predictions)
+    os.link(predictions, tmp_path / "hard.parquet")
     argv, target = {
         "same": (["score", "v.parquet"], "v.parquet"),
         "spelled otherwise": (["score", "v.parquet"], "./folder/../v.parquet"),
         "in the input directory": (["score", "folder"], "folder/results.parquet"),
         "qrels": (["score", "--qrels", "q.csv", "--run", str(TREC / "results.test")], "q.csv"),
+        "link": (["score", "v.parquet"], "link.parquet"),
+        "hard link": (["score", "v.parquet"], "hard.parquet"),
     }[where]
     before = {path: path.read_bytes() for path in (predictions, qrels)}
     assert command.main([*argv, "--per-query", target]) == 2
@@ -772,6 +784,55 @@ def test_a_failed_per_query_write_leaves_nothing(tmp_path, monkeypatch, capsys, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_per_query_files_are_created_with_the_umask_and_written_through_links(
+    tmp_path, monkeypatch
+):
+    """Before, --per-query files were 0600 whatever the umask, and a link was replaced by a
+    regular file. Now as open(path, "w"): the umask for a new file, the mode of a file replaced,
+    and a link written through (the file it points to replaced, the link kept)."""
+    from fastndcg import cli as command
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["score", str(PREDICTIONS), "--grade", "label", "--per-query"]
+    old = os.umask(0o022)
+    try:
+        assert command.main([*argv, "new.csv"]) == 0
+        assert stat.S_IMODE(os.stat("new.csv").st_mode) == 0o644
+        os.umask(0o077)
+        assert command.main([*argv, "new.csv"]) == 0  # replaced: its mode stays
+        assert stat.S_IMODE(os.stat("new.csv").st_mode) == 0o644
+        os.mkdir("out")
+        os.symlink("out/values.parquet", "latest.parquet")  # dangling until written
+        assert command.main([*argv, "latest.parquet"]) == 0
+    finally:
+        os.umask(old)
+    assert os.path.islink("latest.parquet")
+    assert stat.S_IMODE(os.stat("out/values.parquet").st_mode) == 0o600
+    assert pacsv.read_csv("new.csv").num_rows == pq.read_table("out/values.parquet").num_rows > 0
+    assert sorted(os.listdir("out")) == ["values.parquet"]
+
+
+def test_a_per_query_path_that_cannot_be_written_is_refused_before_the_work(
+    tmp_path, monkeypatch, capsys
+):
+    from fastndcg import cli as command
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("scored before the --per-query path was checked")
+
+    monkeypatch.setattr(command, "score_sources", no_work)
+    for target, message in (
+        (tmp_path / "values.txt", "has the suffix .txt, which is not a format it writes"),
+        (tmp_path / "no" / "values.csv", f"there is no directory {tmp_path / 'no'}"),
+        (tmp_path, "is a directory"),
+    ):
+        argv = ["score", str(PREDICTIONS), "--grade", "label", "--per-query", str(target)]
+        assert command.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"fastndcg: error: --per-query {target}") and message in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_existing_per_query_file_is_replaced_whole(tmp_path):
     target = tmp_path / "per_query.csv"
     target.write_text("old contents\n")
@@ -801,7 +862,9 @@ def test_a_qrels_grade_too_large_is_blamed_on_the_qrels(tmp_path):
     qrels, run = tmp_path / "grade_huge.qrels", tmp_path / "good.run"
     qrels.write_text("q1 0 d1 1\nq2 0 d9 0\nq1 0 d2 1000000\n")
     run.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n")
-    done = cli("score", "--qrels", qrels, "--run", run, "--gain", "exp2", check=False)
+    done = cli(
+        "score", "--qrels", qrels, "--run", run, "--gain", "exp2", "--missing", "skip", check=False
+    )
     assert done.returncode == 2
     line = done.stderr.strip()
     assert line.startswith("fastndcg: error: gains reach inf") and "good.run" not in line
@@ -835,6 +898,28 @@ def test_per_query_lines_are_trec_eval_s(how):
     assert sorted(out.splitlines()) == sorted(expected)
 
 
+@pytest.mark.parametrize("preset", [None, "trec_eval", "trec_eval9", "ir_measures"])
+def test_per_query_lines_use_trec_eval_s_names_only_for_its_numbers(preset):
+    """Before, -q without a preset labelled fastndcg's own numbers ndcg_cut_10, trec_eval's name
+    for a different number."""
+    chosen = [] if preset is None else ["--preset", preset]
+    args = ["score", TREC / "qrels.test", TREC / "results.test", "-k", "10,all", *chosen]
+    lines = [line.split("\t") for line in cli(*args, "-q").stdout.splitlines()]
+    trec_eval = preset is not None and preset.startswith("trec_eval")
+    names = ["ndcg_cut_10", "ndcg"] if trec_eval else ["ndcg@10", "ndcg"]
+    assert {name.strip() for name, _, _ in lines} == set(names)
+    options = {} if preset is None else {"preset": preset}
+    expected = fastndcg.ndcg_run(
+        TREC / "qrels.test", TREC / "results.test", k=[10, None], **options
+    )
+    for j, name in enumerate(names):
+        values = {q: float(v) for n, q, v in lines if n.strip() == name and q != "all"}
+        column = expected.per_query[:, j]
+        assert values == {
+            str(q): round(float(v), 4) for q, v in zip(expected.query_ids, column, strict=True)
+        }
+
+
 def test_trec_eval_s_argument_order_is_read_and_the_other_order_named(tmp_path):
     qrels, run = TREC / "qrels.test", TREC / "results.test"
     named = cli("score", "--qrels", qrels, "--run", run, "-k", "10", "--format", "json")
@@ -843,9 +928,44 @@ def test_trec_eval_s_argument_order_is_read_and_the_other_order_named(tmp_path):
     swapped = cli("score", run, qrels, check=False)
     assert swapped.returncode == 2
     assert "looks like a TREC run" in swapped.stderr and "--qrels QRELS --run RUN" in swapped.stderr
-    alone = cli("score", qrels, check=False)  # a qrels file alone, read as predictions
+    alone = cli("score", qrels, check=False)  # a qrels file alone
     assert alone.returncode == 2
-    assert "it looks like a TREC qrels file; score TREC files with --qrels" in alone.stderr
+    assert f"{qrels} looks like a TREC qrels file, with no run: give TREC files in" in alone.stderr
+
+
+def test_trec_files_are_told_by_their_content_whatever_their_names(tmp_path, monkeypatch, capsys):
+    """Before, `fastndcg score qrels.txt run.txt` read qrels.txt as a TSV file ("column 'grade'
+    not found"), and `qrels.txt a.run` suggested `fastndcg score QRELS RUN`, what was typed."""
+    from fastndcg import cli as command
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "qrels.txt").write_bytes((TREC / "qrels.test").read_bytes())
+    (tmp_path / "run.txt").write_bytes((TREC / "results.test").read_bytes())
+    (tmp_path / "b.csv").write_bytes((TREC / "results.trunc").read_bytes())
+    named = ["score", "--qrels", "qrels.txt", "--run", "run.txt", "--run", "b.csv", "-k", "10"]
+    assert command.main([*named, "--format", "json", "--missing", "zero"]) == 0
+    expected = capsys.readouterr().out
+    for argv in (
+        ["score", "qrels.txt", "run.txt", "b.csv"],  # trec_eval's order, several runs
+        ["score", "--qrels", "qrels.txt", "run.txt", "b.csv"],  # the runs of --qrels
+    ):
+        assert command.main([*argv, "-k", "10", "--format", "json", "--missing", "zero"]) == 0
+        assert capsys.readouterr().out == expected
+    # compare takes them the same way
+    compare = ["compare", "qrels.txt", "run.txt", "b.csv", "--missing", "zero", "--test", "t"]
+    assert command.main([*compare, "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [row.split(",")[1:3] for row in rows] == [["run", "b"]]
+    # each error says which file is out of place, and its advice works
+    for argv, message in (
+        (["run.txt"], "run.txt looks like a TREC run, where a TREC qrels file is expected: "),
+        (["run.txt", "qrels.txt"], "run.txt looks like a TREC run, where a TREC qrels file is"),
+        (["qrels.txt", str(PREDICTIONS)], "predictions.parquet is not a TREC file, where a TREC"),
+    ):
+        assert command.main(["score", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "trec_eval's order, QRELS RUN [RUN ...], or as --qrels" in err
+    assert command.main(["score", "qrels.txt", "run.txt"]) == 0
 
 
 def test_trec_runs_without_a_preset_say_how_trec_eval_differs():
@@ -860,7 +980,7 @@ def test_json_has_one_shape_whatever_the_number_of_inputs():
     runs = [TREC / "results.test", TREC / "results.trunc"]
     for n in (1, 2):
         argv = ["score", "--qrels", TREC / "qrels.test", "-k", "10", "--format", "json"]
-        argv += [arg for run in runs[:n] for arg in ("--run", run)]
+        argv += [arg for run in runs[:n] for arg in ("--run", run)] + ["--missing", "zero"]
         out = json.loads(cli(*argv).stdout)
         assert set(out) == {"definition", "results"} and len(out["results"]) == n
 
@@ -901,3 +1021,87 @@ def test_the_first_compile_announces_itself_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)  # piped or logged: silent
     command._announce_a_compile(args)
     assert capsys.readouterr().err == ""
+
+
+def test_one_rule_for_judged_queries_absent_from_a_run(capsys):
+    """Before, the default was "zero" in score (as --help said), an error under --preset
+    trec_eval or in compare, "skip" under --preset trec_eval9 or pytrec_eval. Now an error
+    everywhere, stated in --help and the output, until --missing says what they get."""
+    from fastndcg import cli as command
+
+    trec = ["--qrels", str(TREC / "qrels.test"), "--run", str(TREC / "results.trunc")]
+    advice = (
+        "1 judged query is not in the run (first: '302'); pass --missing zero to score them 0 "
+        "(trec_eval -c) or --missing skip to leave them out (trec_eval without -c)"
+    )
+    for preset in (None, *fastndcg.presets()):
+        chosen = [] if preset is None else ["--preset", preset]
+        assert command.main(["score", *trec, *chosen]) == 2, preset
+        err = capsys.readouterr().err
+        assert err == f"fastndcg: error: {TREC / 'results.trunc'}: {advice}\n", preset
+    compare = ["compare", *trec, "--run", str(TREC / "results.test"), "--test", "t"]
+    assert command.main(compare) == 2
+    assert "--missing error: the results do not cover the same queries" in capsys.readouterr().err
+    for rule, queries in (("zero", 3), ("skip", 2)):
+        assert command.main(["score", *trec, "--missing", rule, "--format", "json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["definition"]["missing"] == rule
+        assert (out["results"][0]["queries"], out["results"][0]["missing"]) == (queries, 1)
+        assert command.main(["score", *trec, "--missing", rule, "--preset", "trec_eval"]) == 0
+        assert f"missing {rule}; k all" in capsys.readouterr().out.splitlines()[0]
+    help_text = " ".join(cli("score", "--help").stdout.split())
+    assert "TREC: judged queries absent from a run: an error, whatever the preset; zero" in (
+        help_text
+    )
+    assert "skip leaves them out (trec_eval without -c) (default: error)" in help_text
+
+
+@pytest.mark.parametrize("content", ["", "# no run lines\n\n"])
+def test_an_empty_run_is_refused_unless_every_judged_query_should_score_0(
+    tmp_path, capsys, content
+):
+    """Before, an empty run file scored 0.0000 with exit 0; trec_eval refuses it."""
+    from fastndcg import cli as command
+
+    empty = tmp_path / "empty.run"
+    empty.write_text(content)
+    qrels = str(TREC / "qrels.test")
+    for argv in (["--qrels", qrels, "--run", str(empty)], [qrels, str(empty)]):
+        assert command.main(["score", *argv]) == 2
+        assert capsys.readouterr().err == (
+            f"fastndcg: error: the run {empty} is empty (no line ranks a document): 3 judged "
+            "queries are not in it; give the run its rankings; or, for every judged query to "
+            "score 0, pass --missing zero\n"
+        )
+    assert command.main(["score", qrels, str(empty), "--missing", "zero", "--format", "csv"]) == 0
+    header, row = (line.split(",") for line in capsys.readouterr().out.splitlines())
+    values = dict(zip(header, row, strict=True))
+    assert (values["queries"], values["ndcg"], values["missing"]) == ("3", "0.0", "3")
+    assert values["missing_rule"] == "zero"
+    assert command.main(["score", qrels, str(empty), "--missing", "skip"]) == 2
+    assert "no query to score" in capsys.readouterr().err
+
+
+def test_a_qrels_grade_that_is_not_a_whole_number_is_named(tmp_path, capsys):
+    """Before, a grade of 1.5 was scored silently (trec_eval reads it as 1)."""
+    from fastndcg import cli as command
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 2\n# a comment\nq1 0 d2 1.5\nq2 0 d3 1\n")
+    run = tmp_path / "r.txt"
+    run.write_text("q1 Q0 d1 1 0.9 s\nq1 Q0 d2 2 0.5 s\nq2 Q0 d3 1 0.3 s\n")
+    assert command.main(["score", str(qrels), str(run)]) == 2
+    assert capsys.readouterr().err == (
+        f"fastndcg: error: the qrels grade 1.5 on line 3 of {qrels} is not a whole number; TREC "
+        "grades are integers (trec_eval reads 1.5 as 1): correct it, or pass --real-grades to "
+        "score real-valued grades\n"
+    )
+    argv = ["score", str(qrels), str(run), "--real-grades", "--gain", "linear", "--format", "json"]
+    assert command.main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)["results"]
+    expected = fastndcg.ndcg_run(qrels, run, gain="linear", real_grades=True)
+    assert row["ndcg"] == float(expected) and expected.per_query[0, 0] == 1.0
+    other = tmp_path / "other.txt"
+    other.write_text(run.read_text())
+    assert command.main(["compare", str(qrels), str(run), str(other), "--test", "t"]) == 2
+    assert "is not a whole number" in capsys.readouterr().err

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -334,3 +337,118 @@ def test_help_lists_the_comparison_options(capsys):
     ):
         assert flag in out
     assert "Paired comparison:" in out and "--engine {" not in out and "--per-query" not in out
+
+
+@pytest.mark.parametrize("command", ["score", "compare", "explain"])
+def test_help_mentions_only_the_command_s_own_flags(command):
+    """Before, compare --help and explain --help said --max-grade is required "with --group
+    stream ... or with --engine" and --threads "one per task with --engine", flags they lack."""
+    import argparse
+    import re
+
+    from fastndcg.cli.parser import build_parser
+
+    (commands,) = (
+        action
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    parser = commands.choices[command]
+    own = {flag for action in parser._actions for flag in action.option_strings}
+    mentioned = set(re.findall(r"--[a-z][a-z-]*", parser.format_help()))
+    assert mentioned <= own, sorted(mentioned - own)
+    assert "--max-grade" in mentioned and "--threads" in mentioned
+
+
+SMALL_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\n"
+SMALL_RUNS = {
+    "a": "q1 Q0 d2 1 0.9 A\nq1 Q0 d1 2 0.8 A\nq2 Q0 d4 1 0.7 A\n",
+    "b": "q1 Q0 d1 1 0.9 B\nq1 Q0 d3 2 0.8 B\nq2 Q0 d5 1 0.7 B\nq2 Q0 d4 2 0.6 B\n",
+}
+
+
+@pytest.mark.parametrize("named", ["run", "qrels", "predictions", "link to a run"])
+def test_compare_plot_never_overwrites_an_input(capsys, tmp_path, monkeypatch, named):
+    """Before, --plot replaced a run named .png, qrels named .svg or predictions named .pdf
+    (exit 0); a link to an input is refused as the input."""
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    Path("q.svg").write_text(SMALL_QRELS)
+    for name, text in SMALL_RUNS.items():
+        Path(f"{name}.png").write_text(text)
+    Path("link.png").symlink_to("a.png")
+    table = pa.table({"qid": [1, 1, 2, 2], "grade": [1, 0, 2, 0], "x": [0.1, 0.2, 0.3, 0.4]})
+    pq.write_table(table.append_column("y", pa.array([0.4, 0.3, 0.2, 0.1])), "p.pdf")
+    trec = ["--qrels", "q.svg", "--run", "a.png", "--run", "b.png"]
+    argv, target = {
+        "run": (trec, "a.png"),
+        "qrels": (trec, "./q.svg"),
+        "predictions": (["p.pdf", "--scores", "x,y"], "p.pdf"),
+        "link to a run": (trec, "link.png"),
+    }[named]
+    before = {path: path.read_bytes() for path in tmp_path.iterdir()}
+    status, out, err = run_main(capsys, "compare", *argv, "--plot", target)
+    assert status == 2 and out == ""
+    assert err.startswith(f"fastndcg: error: --plot {target} is the input ") and "overwrite" in err
+    assert {path: path.read_bytes() for path in tmp_path.iterdir()} == before
+    assert Path("link.png").is_symlink()
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (
+            "forest.xyz",
+            "--plot forest.xyz has the suffix .xyz, which is not a format it writes; name it",
+        ),
+        ("forest", "--plot forest has no suffix, which is not a format it writes; name it"),
+        ("nowhere/forest.png", "there is no directory"),
+        (".", "--plot . is a directory; give a file name in it"),
+    ],
+)
+def test_a_plot_path_that_cannot_be_written_is_refused_before_the_work(
+    capsys, tmp_path, monkeypatch, target, message
+):
+    """Before, an unsupported suffix or a missing directory was an "internal error" (exit 1)
+    after the whole comparison ran."""
+    pytest.importorskip("matplotlib")
+    from fastndcg.cli import compare as command
+
+    monkeypatch.chdir(tmp_path)
+    Path("q.txt").write_text(SMALL_QRELS)
+    for name, text in SMALL_RUNS.items():
+        Path(f"{name}.run").write_text(text)
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the comparison ran before the plot path was checked")
+
+    monkeypatch.setattr(command, "score_runs", no_work)
+    trec = ["--qrels", "q.txt", "--run", "a.run", "--run", "b.run"]
+    status, out, err = run_main(capsys, "compare", *trec, "--plot", target)
+    assert status == 2 and out == ""
+    assert err.startswith("fastndcg: error: --plot ") and message in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.run", "b.run", "q.txt"]
+
+
+def test_a_plot_is_written_whole_through_a_link_with_the_umask(capsys, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    Path("q.txt").write_text(SMALL_QRELS)
+    for name, text in SMALL_RUNS.items():
+        Path(f"{name}.run").write_text(text)
+    Path("figures").mkdir()
+    Path("latest.svg").symlink_to("figures/forest.svg")  # dangling until written
+    old = os.umask(0o027)
+    try:
+        status, _, _ = run_main(
+            capsys, "compare", "--qrels", "q.txt", "--run", "a.run", "--run", "b.run",
+            "--plot", "latest.svg",
+        )  # fmt: skip
+    finally:
+        os.umask(old)
+    assert status == 0 and Path("latest.svg").is_symlink()
+    written = Path("figures/forest.svg")
+    assert b"<svg" in written.read_bytes()[:400]
+    assert stat.S_IMODE(written.stat().st_mode) == 0o640
+    assert sorted(p.name for p in Path("figures").iterdir()) == ["forest.svg"]

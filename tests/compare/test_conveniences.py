@@ -62,8 +62,10 @@ def test_compare_runs_missing_decides_how_runs_are_scored():
         fastndcg.compare_runs(TREC / "qrels.test", runs, k=10)
     assert "missing='zero'" in str(info.value)
     zero = fastndcg.compare_runs(TREC / "qrels.test", runs, k=10, missing="zero", test="t")
-    by_hand = {n: fastndcg.ndcg_run(TREC / "qrels.test", r, k=10) for n, r in runs.items()}
-    same_rows(zero, fastndcg.compare(by_hand, test="t"))  # ndcg_run's default: trec_eval -c
+    by_hand = {
+        n: fastndcg.ndcg_run(TREC / "qrels.test", r, k=10, missing="zero") for n, r in runs.items()
+    }
+    same_rows(zero, fastndcg.compare(by_hand, test="t"))  # as trec_eval -c
     assert zero.rows[0]["n_queries"] == 3 and zero.n_missing == {"full": 0, "trunc": 0}
     assert zero.rows[0]["mean_system"] == pytest.approx(float(by_hand["trunc"]))
     common = fastndcg.compare_runs(

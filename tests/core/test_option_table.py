@@ -124,7 +124,7 @@ def test_the_comparison_options_have_their_own_table_and_the_signatures_take_its
     }
     assert table.COMPARE_OPTIONS["seed"].default == 0 and table.OPTIONS["seed"].default is None
     assert table.COMPARE_OPTIONS["missing"].default == "error"
-    assert table.OPTIONS["missing"].default == "zero"
+    assert table.OPTIONS["missing"].choices != table.COMPARE_OPTIONS["missing"].choices
     for function in (fastndcg.compare, fastndcg.compare_runs, fastndcg.compare_table):
         parameters = inspect.signature(function).parameters
         for name, option in table.COMPARE_OPTIONS.items():

@@ -142,7 +142,10 @@ def test_run_options_go_through_the_option_table(trec):
     assert type(exc) is OptionTypeError and exc.option == "judged_only"
     exc = raised(fastndcg.ndcg_run, qrels, run, missing="error")
     assert type(exc) is InputError and (exc.value, exc.where) == ("q2", "query 'q2'")
-    assert exc.fix == "pass `missing='zero'` or `missing='skip'`"
+    assert exc.fix == (
+        "pass `missing='zero'` to score them 0 (trec_eval -c) or `missing='skip'` to leave them "
+        "out (trec_eval without -c)"
+    )
 
 
 # -- Parquet (fastndcg._io.parquet, fastndcg._parquet) and streaming (fastndcg.stream) ---------

@@ -17,6 +17,7 @@ from conftest import NUMBA_BLOCKED, TEST_DATA
 from reference import Item, reference_ndcg
 
 import fastndcg
+from fastndcg._errors import InputError
 from fastndcg._io import trec_text
 from fastndcg.trec import read_qrels, read_run
 
@@ -115,6 +116,7 @@ def test_missing_queries_and_the_c_flag(backend):
         gain="linear",
         ties="docid_desc",
         zero_idcg="zero",
+        missing="zero",
         backend=backend,
     )
     assert truncated.n_missing == 1 and truncated.n_queries == 3
@@ -123,8 +125,15 @@ def test_missing_queries_and_the_c_flag(backend):
         TREC / "qrels.test", TREC / "results.trunc", gain="linear", missing="skip", backend=backend
     )
     assert skipped.n_queries == 2 and skipped.n_missing == 1
-    with pytest.raises(ValueError, match=r"1 judged query is not in the run \(first: '302'\)"):
-        fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", missing="error")
+    for preset in (None, *fastndcg.presets()):  # the default, whatever the preset
+        options = {} if preset is None else {"preset": preset}
+        with pytest.raises(InputError) as raised:
+            fastndcg.ndcg_run(TREC / "qrels.test", TREC / "results.trunc", **options)
+        assert str(raised.value) == (
+            "1 judged query is not in the run (first: '302'); pass missing='zero' to score them 0 "
+            "(trec_eval -c) or missing='skip' to leave them out (trec_eval without -c)"
+        )
+        assert raised.value.value == "302" and raised.value.where == "query '302'"
 
 
 def test_a_missing_query_scores_zero_unless_its_ideal_is_empty(backend):
@@ -135,7 +144,7 @@ def test_a_missing_query_scores_zero_unless_its_ideal_is_empty(backend):
     by_ideal = {}
     for ideal, zero_idcg in [("global", "skip"), ("recall", "skip"), ("recall", "zero")]:
         result = fastndcg.ndcg_run(
-            qrels, run, ideal=ideal, zero_idcg=zero_idcg, k=[None], backend=backend
+            qrels, run, ideal=ideal, zero_idcg=zero_idcg, k=[None], missing="zero", backend=backend
         )
         assert list(result.query_ids) == ["a", "b"] and result.n_missing == 1
         by_ideal[ideal, zero_idcg] = result
@@ -586,6 +595,7 @@ def test_document_ids_are_joined_and_ordered_by_their_bytes(backend, seed):
         gain="linear",
         ties="docid_desc",
         zero_idcg="zero",
+        missing="zero",
         backend=backend,
     )
     qids, expected = reference_join(judgments, run, (1, 3, None))
@@ -957,3 +967,39 @@ def test_lines_across_the_reader_blocks(tmp_path, monkeypatch, block):
     qrels.write_bytes(b"#\nq1 0 d1 1\r\nq1 0 d2345678 2\nq1 0 d23456789 3\n")  # line by line
     with pytest.raises(ValueError, match=r"qrels, line 4: the docid field is longer than 8 bytes"):
         read_qrels(qrels)
+
+
+def test_a_qrels_grade_must_be_whole_unless_real_grades(tmp_path):
+    """TREC grades are integers: 1.5 (which trec_eval reads as 1) is an InputError naming its
+    line or row; real_grades=True scores it as given."""
+    run = pa.table({"qid": ["a", "a"], "docid": ["x", "y"], "score": [0.7, 0.5]})
+    path = tmp_path / "q.txt"
+    path.write_text("a 0 x 1\na 0 y 1.5\n")
+    table = pa.table({"qid": ["a", "a"], "docid": ["x", "y"], "grade": [1.0, 1.5]})
+    for qrels, where in ((path, f"line 2 of {path}"), (table, "qrels row 1")):
+        with pytest.raises(InputError) as raised:
+            fastndcg.ndcg_run(qrels, run)
+        assert (raised.value.value, raised.value.where) == (1.5, where)
+        assert "`real_grades=True`" in raised.value.fix
+        result = fastndcg.ndcg_run(qrels, run, gain="linear", k=[None], real_grades=True)
+        items = [Item(0, 1.0, 0.7), Item(1, 1.5, 0.5)]
+        expected = reference_ndcg([items], k=[None], gain="linear").ndcg[0][0]
+        assert result.per_query[0, 0] == pytest.approx(expected, rel=1e-15) and expected < 1
+        assert result.options["real_grades"] is True
+    with pytest.raises(fastndcg.OptionTypeError):
+        fastndcg.ndcg_run(table, run, real_grades="yes")
+
+
+def test_an_empty_run_is_an_error_unless_missing_zero(tmp_path):
+    qrels = pa.table({"qid": ["a", "b"], "docid": ["x", "y"], "grade": [1, 2]})
+    path = tmp_path / "empty.run"
+    path.write_text("")
+    for run, where in ((path, str(path)), (pa.table({"qid": [], "docid": [], "score": []}), None)):
+        with pytest.raises(InputError) as raised:
+            fastndcg.ndcg_run(qrels, run)
+        assert "is empty (no line ranks a document): 2 judged queries are not in it" in str(
+            raised.value
+        )
+        assert raised.value.where == (where or "the run")
+    zeros = fastndcg.ndcg_run(qrels, path, missing="zero")
+    assert zeros.n_queries == 2 and float(zeros) == 0.0 and zeros.n_missing == 2

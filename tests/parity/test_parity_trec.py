@@ -77,8 +77,8 @@ def pytrec(qrels_path, run_path, judged_only=False):
 def test_pytrec_eval_per_query(trec_data, preset, judged_only):
     for name, qrels_path, run_path in trec_data:
         theirs = pytrec(qrels_path, run_path, judged_only)
-        ours = fastndcg.ndcg_run(
-            qrels_path, run_path, preset=preset, k=CUTOFFS, judged_only=judged_only
+        ours = fastndcg.ndcg_run(  # pytrec_eval leaves out a judged query absent from the run
+            qrels_path, run_path, preset=preset, k=CUTOFFS, judged_only=judged_only, missing="skip"
         )
         for j, key in enumerate(KEYS):
             assert_same_values(
@@ -202,7 +202,9 @@ def test_ir_measures_per_query_and_mean(trec_data):
         for measures, options in variants:  # results.trunc's trailing text; dicts are the same
             if "gain" in options and name == "cast2019":
                 continue  # ir_measures' gains must cover every label; the CAsT labels go to 50
-            ours = fastndcg.ndcg_run(qrels_path, run_path, preset="ir_measures", **options)
+            ours = fastndcg.ndcg_run(  # ir_measures scores a judged query absent from the run 0
+                qrels_path, run_path, preset="ir_measures", missing="zero", **options
+            )
             theirs: dict = {}
             for metric in ir_measures.iter_calc(measures, qrels, run):
                 theirs.setdefault(metric.measure, {})[metric.query_id] = metric.value
@@ -248,6 +250,6 @@ def test_gdeval_per_query(gdeval_data):
             theirs = {
                 m.query_id: m.value for m in ir_measures.gdeval.iter_calc([measure], qrels, run)
             }
-            ours = fastndcg.ndcg_run(qrels_path, run_path, preset="gdeval", k=k)
+            ours = fastndcg.ndcg_run(qrels_path, run_path, preset="gdeval", k=k, missing="zero")
             assert_same_values(per_query(ours), theirs, 0.0, f"{name} {measure}")
             assert ours.mean[0] == pytest.approx(np.mean(list(theirs.values())), abs=1e-12)

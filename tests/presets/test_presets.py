@@ -301,11 +301,18 @@ def test_presets_of_ones_own():
 
 
 def test_compare_definitions_errors_and_labels(tmp_path):
+    # no preset decides what a judged query absent from the run gets: missing= does
+    ir_measures = {"preset": "ir_measures", "missing": "zero"}
+    trec_eval9 = {"preset": "trec_eval9", "missing": "skip"}
     comparison = fastndcg.compare_definitions(
         TREC / "qrels.test",
         TREC / "results.trunc",
         using="ndcg_run",
-        definitions=["trec_eval", "ir_measures", "trec_eval9"],
+        definitions={
+            "trec_eval": "trec_eval",
+            "ir_measures": ir_measures,
+            "trec_eval9": trec_eval9,
+        },
         k=10,
     )
     assert list(comparison.results) == ["ir_measures", "trec_eval9"]  # baseline: ir_measures
@@ -318,7 +325,7 @@ def test_compare_definitions_errors_and_labels(tmp_path):
         TREC / "qrels.test",
         TREC / "results.trunc",
         using="ndcg_run",
-        definitions=["trec_eval9", "ir_measures"],
+        definitions={"trec_eval9": trec_eval9, "ir_measures": ir_measures},
         k=10,
     )
     assert [(r["differ"], r["worst_query"]) for r in reverse.rows] == [(0, None), (1, "302")]
@@ -372,6 +379,8 @@ def test_command_line(tmp_path):
         "trec_eval9,ir_measures",
         "-k",
         "10",
+        "--missing",
+        "zero",
     )
     assert runs.returncode == 0 and "trec_eval9" in runs.stdout and "(baseline)" in runs.stdout
     for args, message in [

@@ -303,13 +303,18 @@ _TABLE = (
     # -- TREC runs ------------------------------------------------------------------------------
     Option(
         "missing",
-        "judged queries absent from a run: scored 0, skipped, or an error",
-        "zero",
+        "judged queries absent from a run: an error (the default, whatever the preset), scored 0 "
+        "(trec_eval -c), or left out (trec_eval without -c)",
+        "error",
         "trec",
         frozenset({RUN, COMMAND}),
         choices=MISSING,
         preset=True,
-        flag=Flag(("--missing",), help="TREC: judged queries absent from a run"),
+        flag=Flag(
+            ("--missing",),
+            help="TREC: judged queries absent from a run: an error, whatever the preset; zero "
+            "scores them 0 (trec_eval -c), skip leaves them out (trec_eval without -c)",
+        ),
     ),
     Option(
         "judged_only",
@@ -342,6 +347,21 @@ _TABLE = (
             metavar="N",
             help="TREC: score only the first N documents of each ranking (trec_eval -M) "
             "(default: all)",
+        ),
+    ),
+    Option(
+        "real_grades",
+        "accept qrels grades that are not whole numbers (otherwise an error naming the line)",
+        False,
+        "trec",
+        frozenset({RUN, COMMAND}),
+        check_bool("real_grades"),
+        values="False, True",
+        flag=Flag(
+            ("--real-grades",),
+            action="store_true",
+            help="TREC: accept qrels grades that are not whole numbers (default: an error "
+            "naming the line; trec_eval reads 1.5 as 1)",
         ),
     ),
     Option(

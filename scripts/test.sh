@@ -40,13 +40,25 @@ python -m ruff format --check fastndcg tests bench scripts docs
 echo "[test] pytest, all backends"
 run_pytest "$@"
 
-echo "[test] pytest, numba blocked (NumPy backend and import guard)"
-FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba" "$@"
+# The two runs below are single-threaded (NumPy on one thread; the simulator runs CUDA threads
+# one after another in Python) and independent: the simulator runs beside the numba-blocked pass
+# (its own process, since NUMBA_ENABLE_CUDASIM must be set before numba is imported), its output
+# kept and shown after.
+simulator_log="$(mktemp)"
+NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py >"$simulator_log" 2>&1 &
+simulator=$!
 
-# the CUDA kernels in numba-cuda's simulator: its own process, since NUMBA_ENABLE_CUDASIM must be
-# set before numba is imported and would otherwise change nothing for the CPU tests above
-echo "[test] pytest, CUDA backend in numba-cuda's simulator"
-NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py
+echo "[test] pytest, numba blocked (NumPy backend and import guard)"
+blocked_rc=0
+FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba" "$@" || blocked_rc=$?
+
+echo "[test] pytest, CUDA backend in numba-cuda's simulator (ran beside the run above)"
+simulator_rc=0
+wait "$simulator" || simulator_rc=$?
+cat "$simulator_log"
+rm -f "$simulator_log"
+[ "$blocked_rc" -eq 0 ] || exit "$blocked_rc"
+[ "$simulator_rc" -eq 0 ] || exit "$simulator_rc"
 
 # the simulator runs kernels as Python and never type-checks them: compile every kernel for a
 # real GPU (sm_90) too, which needs NVVM and NVRTC (pip packages, no GPU). Where they cannot be

@@ -173,7 +173,7 @@ def _compile_all(cc: tuple[int, int]) -> int:
     backend = object.__new__(CudaBackend)
     backend._cuda = StandIn()
     backend._launch = launch.Launcher(backend._cuda)
-    backend.host = get_backend("numpy")  # the scans of host columns: not what is compiled here
+    backend.host = get_backend("numba") or get_backend("numpy")
     register_backend("cuda", lambda: backend, automatic=False)
 
     rng = np.random.default_rng(0)

@@ -100,8 +100,9 @@ _WEAK_BOUND = 4  # deeper selections from lists shorter than this many times the
 
 # ---------------------------------------------------------------------------------------------
 # bundles: the kernel's inputs, named (fields in the order of ``KernelArgs``' plain tuples), and
-# the scratch of DCG by counted ranks. Numba types a NamedTuple of stable field types like a
-# tuple; the helpers take one instead of its fields.
+# the driver's scratch for the prefix sums and for DCG by counted ranks. Numba types a NamedTuple
+# of stable field types like a tuple, and passes it field by field: a helper taking one costs
+# what taking its fields would.
 
 
 class Lists(NamedTuple):
@@ -156,20 +157,6 @@ class Ideal(NamedTuple):
     level_order: np.ndarray
     level_gain: np.ndarray
     max_gain: float
-
-
-class Prefix(NamedTuple):
-    """Step 2's results, per rank (see :func:`_ranked_prefix`).
-
-    ``sums``: the prefix sums of discounted gains; for ``ideal="local"``, ``gain``: the gain each
-    rank carries (its tie group's mean with ``ties="average"``) and ``group_end``: where its tie
-    group ends; ``pool``: scratch for the gains of a tie group.
-    """
-
-    sums: np.ndarray
-    gain: np.ndarray
-    group_end: np.ndarray
-    pool: np.ndarray
 
 
 class Counting(NamedTuple):
@@ -663,7 +650,7 @@ def _gather_gains(gains, useful, rows, m, grades, rules):
     return kept
 
 
-@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"}, inline="always")
 def _count_ranks(counting, values, kept, m, deepest, exact, average):
     """The rank of each row with a gain, found by counting: its gain goes to ``by_rank``.
 
@@ -755,7 +742,7 @@ def _count_ranks(counting, values, kept, m, deepest, exact, average):
     return n_groups, n_tied, n_groups > 0 and not (integral and spread < _EXACT_SUM)
 
 
-@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"}, inline="always")
 def _exact_group_totals(counting, n_groups, n_tied):
     """Each tie group's total gain at its first rank, added again as :func:`_tie_total` adds.
 
@@ -780,12 +767,12 @@ def _exact_group_totals(counting, n_groups, n_tied):
         end += span[a]
 
 
-@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"}, inline="always")
 def _spread_means(counting, n_groups, deepest, discount):
     """``sums[r]`` = ``sum_{t<r} by_rank[t] * discount[t]`` for ``r <= deepest``, tie groups spread.
 
     Every rank a tie group shares carries the group's mean gain (its total over its size). These
-    are bit for bit the prefix sums of the ranked rows (:func:`_ranked_prefix`), whatever
+    are bit for bit the prefix sums of the ranked rows (step 2 of ``score_queries``), whatever
     the order of the rows and whichever path a cutoff takes. ``span`` is left zeros.
     """
     sums, by_rank, span = counting.sums, counting.by_rank, counting.span
@@ -810,51 +797,17 @@ def _spread_means(counting, n_groups, deepest, discount):
         span[counting.starts[i]] = 0
 
 
-@njit(cache=True, _nrt=False)
-def _ranked_prefix(prefix, buf, top, count, tied, n, scores, grades, average, rules, discount):
-    """``sums[r]`` = ``sum_{t<r} g_t * discount[t]`` over the ranked positions ``buf[:count]``.
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _dcg_by_count(counting, values, kept, m, deepest, exact, average, discount):
+    """``counting.sums[r]`` for ``r <= deepest`` from counted ranks: the jobs of the three above.
 
-    With ``average`` each rank carries its tie group's mean gain (its total as
-    :func:`_tie_total` gives it, the group's gains put in ``pool``), also kept in ``gain``, and
-    ``group_end`` says where the group ends, for ``ideal="local"``. A group reaching the last
-    rank takes its rows beyond the selection too when ``tied`` (the score of the selection's
-    last group when rows outside share it, else NaN) says there are some: a scan of the
-    query's ``scores[:n]``.
+    One call from the driver, its parts inlined: a call passes each array of ``counting`` field
+    by field on the stack, so a query pays for one call, not three.
     """
-    sums, pool = prefix.sums, prefix.pool
-    sums[0] = 0.0
-    if not average:
-        for t in range(count):
-            sums[t + 1] = sums[t] + _gain(grades[buf[t]], rules) * discount[t]
-        return
-    t = 0
-    while t < count:
-        level = top[t]
-        stop = t + 1
-        while stop < count and top[stop] == level:
-            stop += 1
-        total = 0.0
-        members = stop - t
-        if stop == count and tied == level:
-            # positions with this score lie beyond the selection: take the whole group
-            members = 0
-            for i in range(n):
-                if scores[i] == level:
-                    pool[members] = _gain(grades[i], rules)
-                    members += 1
-            total = _tie_total(pool, members)
-        elif members > 1:
-            for u in range(t, stop):
-                pool[u - t] = _gain(grades[buf[u]], rules)
-            total = _tie_total(pool, members)
-        else:
-            total += _gain(grades[buf[t]], rules)
-        mean = total / members if members > 1 else total
-        for u in range(t, stop):
-            prefix.gain[u] = mean
-            prefix.group_end[u] = t + members
-            sums[u + 1] = sums[u] + mean * discount[u]
-        t = stop
+    groups, tied_rows, rounded = _count_ranks(counting, values, kept, m, deepest, exact, average)
+    if rounded:
+        _exact_group_totals(counting, groups, tied_rows)
+    _spread_means(counting, groups, deepest, discount)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -995,16 +948,16 @@ def _ideal_prefix(prefix, vals, hist, grades, n, count, rules, ideal, discount):
 
 
 @njit(cache=True, _nrt=False)
-def _local_ideal(vals, buf, prefix, cut, average, grades, rules, discount):
+def _local_ideal(vals, buf, mean_gain, group_end, cut, average, grades, rules, discount):
     """Ideal DCG of the top ``cut`` rows re-sorted by gain.
 
     With tie averaging, the rows of a tie group that straddles ``cut`` each carry the group's
-    mean gain (the expected gain of whichever of its rows land above the cutoff), as
-    :func:`_ranked_prefix` left it in ``prefix``.
+    mean gain (the expected gain of whichever of its rows land above the cutoff), as step 2 of
+    ``score_queries`` left it in ``mean_gain``.
     """
     for t in range(cut):
-        if average and prefix.group_end[t] > cut:
-            vals[t] = prefix.gain[t]
+        if average and group_end[t] > cut:
+            vals[t] = mean_gain[t]
         else:
             vals[t] = _gain(grades[buf[t]], rules)
     _sort_desc(vals, cut)
@@ -1045,8 +998,10 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     """
     lists, rules = Lists(*inputs[0]), Rules(*inputs[1])
     cuts, ideal = Cuts(*inputs[2]), Ideal(*inputs[3])
+    # the array fields read once: reading one in the loop counts a reference per query
     offsets, ideal_offsets = lists.offsets, lists.ideal_offsets
-    cutoffs, discount = cuts.cutoffs, cuts.discount
+    grade_views, score_views, ideal_views = lists.grades, lists.scores, lists.ideal_grades
+    cutoffs, discount, discount_prefix = cuts.cutoffs, cuts.discount, cuts.discount_prefix
     n_cut = cutoffs.size
     whole = False
     for j in range(n_cut):
@@ -1070,12 +1025,10 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     sample = np.empty(_SAMPLE + _PAD, dtype=np.float64)  # (room for padding)
     sample_order = np.empty(2 * _SAMPLE, dtype=np.int64)
     column_max = np.empty(max(SMALL_SELECT, _FEW), dtype=np.float64)
-    prefix = Prefix(
-        sums=np.empty(cap + 1, dtype=np.float64),
-        gain=np.empty(max(cap, 1), dtype=np.float64),
-        group_end=np.empty(max(cap, 1), dtype=np.int64),
-        pool=np.empty(size, dtype=np.float64),
-    )
+    prefix = np.empty(cap + 1, dtype=np.float64)  # prefix sums of discounted gains
+    mean_gain = np.empty(max(cap, 1), dtype=np.float64)  # the gain each rank carries
+    group_end = np.empty(max(cap, 1), dtype=np.int64)  # where the rank's tie group ends
+    pool = np.empty(size, dtype=np.float64)  # the gains of a tie group
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)  # ideal gains
     hist = np.zeros(4 * max(ideal.level_order.size, 1), dtype=np.int64)
@@ -1084,14 +1037,14 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
         narrow=np.empty(size + _PAD32, dtype=np.float32),
         gains=top,
         useful=rank,
-        by_rank=prefix.gain,
-        sums=prefix.sums,
+        by_rank=mean_gain,
+        sums=prefix,
         span=np.zeros(max(cap, 1), dtype=np.int64),
         starts=buf,
         tied_at=tmp_buf,
-        tied_gain=prefix.pool,
+        tied_gain=pool,
         bucket=np.empty(size, dtype=np.float64),
-        fill=prefix.group_end,
+        fill=group_end,
     )
     average = rules.tie_mode == TIE_AVERAGE and not lists.ranked
     input_order_ties = rules.tie_mode == TIE_STABLE or rules.tie_mode == TIE_AVERAGE
@@ -1102,7 +1055,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
         s = offsets[q]
         n = offsets[q + 1] - s
         count = n if whole else min(cuts.k_max, n)
-        _load_grades(lists.grades, lists.grade_code, s, n, g)
+        _load_grades(grade_views, lists.grade_code, s, n, g)
 
         # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
         #    the last selected tie group when positions outside the selection share it. With
@@ -1114,7 +1067,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             for t in range(count):
                 buf[t] = t
         else:
-            bad = _load_scores(lists.scores, lists.score_code, s, n, sc)
+            bad = _load_scores(score_views, lists.score_code, s, n, sc)
             if bad:
                 nonfinite += bad
                 if _holds_nan(sc, n):  # the caller raises; the ranking code assumes no NaN
@@ -1134,16 +1087,11 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             if by_count and (not select or _COUNT_FROM < m <= RANK_BY_COUNT):
                 if not select:
                     _every_row(tmp_buf, tmp_top, n, sc)
-                kept = _gather_gains(counting.gains, counting.useful, tmp_buf, m, g, rules)
+                kept = _gather_gains(top, rank, tmp_buf, m, g, rules)  # counting's gains, useful
                 counted = kept * m <= COUNT_BUDGET
             if counted:
                 exact = lists.score_code == 1  # float32 scores
-                groups, tied_rows, rounded = _count_ranks(
-                    counting, tmp_top, kept, m, count, exact, average
-                )
-                if rounded:
-                    _exact_group_totals(counting, groups, tied_rows)
-                _spread_means(counting, groups, count, discount)
+                _dcg_by_count(counting, tmp_top, kept, m, count, exact, average, discount)
             elif select:
                 if input_order_ties and m <= RANK_BY_COUNT:
                     tied = _select_by_count(buf, top, tmp_buf, tmp_top, rank, m, count)
@@ -1157,30 +1105,67 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 if count < n and top[count] == top[count - 1]:
                     tied = top[count]
 
-        # 2. prefix sums of discounted gains (tie groups carry their mean gain)
+        # 2. prefix sums of discounted gains (tie groups carry their mean gain). Not a helper:
+        #    a call passes every array field by field on the stack, and this one, even where
+        #    not taken, made the whole loop slower (measured: k=10 +40%, one-row lists 2x)
         if not counted:
-            _ranked_prefix(prefix, buf, top, count, tied, n, sc, g, average, rules, discount)
+            prefix[0] = 0.0
+            if average:
+                t = 0
+                while t < count:
+                    level = top[t]
+                    stop = t + 1
+                    while stop < count and top[stop] == level:
+                        stop += 1
+                    total = 0.0
+                    members = stop - t
+                    if stop == count and tied == level:
+                        # positions with this score lie beyond the selection: take the whole group
+                        members = 0
+                        for i in range(n):
+                            if sc[i] == level:
+                                pool[members] = _gain(g[i], rules)
+                                members += 1
+                        total = _tie_total(pool, members)
+                    elif members > 1:
+                        for u in range(t, stop):
+                            pool[u - t] = _gain(g[buf[u]], rules)
+                        total = _tie_total(pool, members)
+                    else:
+                        total += _gain(g[buf[t]], rules)
+                    mean = total / members if members > 1 else total
+                    for u in range(t, stop):
+                        mean_gain[u] = mean
+                        group_end[u] = t + members
+                        prefix[u + 1] = prefix[u] + mean * discount[u]
+                    t = stop
+            else:
+                for t in range(count):
+                    gain = _gain(g[buf[t]], rules)
+                    prefix[t + 1] = prefix[t] + gain * discount[t]
 
         # 3. DCG per cutoff
         for j in range(n_cut):
-            dcg_out[j, q] = prefix.sums[_depth(cutoffs[j], n)]
+            dcg_out[j, q] = prefix[_depth(cutoffs[j], n)]
 
         # 4. IDCG per cutoff
         if ideal.mode == IDEAL_MAX:
             for j in range(n_cut):
                 slots = n if cutoffs[j] < 0 else cutoffs[j]
-                idcg_out[j, q] = ideal.max_gain * cuts.discount_prefix[slots]
+                idcg_out[j, q] = ideal.max_gain * discount_prefix[slots]
         elif ideal.mode == IDEAL_LOCAL:
             for j in range(n_cut):
                 cut = _depth(cutoffs[j], n)
-                idcg_out[j, q] = _local_ideal(vals, buf, prefix, cut, average, g, rules, discount)
+                idcg_out[j, q] = _local_ideal(
+                    vals, buf, mean_gain, group_end, cut, average, g, rules, discount
+                )
         else:
             m = n
             judged = g
             if ideal.mode == IDEAL_GLOBAL:
                 si = ideal_offsets[q]
                 m = ideal_offsets[q + 1] - si
-                _load_grades(lists.ideal_grades, lists.ideal_code, si, m, ig)
+                _load_grades(ideal_views, lists.ideal_code, si, m, ig)
                 judged = ig
             ideal_count = m if whole else min(cuts.k_max, m)
             _ideal_prefix(ideal_prefix, vals, hist, judged, m, ideal_count, rules, ideal, discount)

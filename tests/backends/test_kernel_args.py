@@ -1,4 +1,4 @@
-"""The Numba kernel names its inputs as ``KernelArgs`` lays them out (two files, one order)."""
+"""The Numba kernel reads its inputs in the order ``KernelArgs`` lays them out (two files)."""
 
 from __future__ import annotations
 
@@ -36,22 +36,24 @@ def _plan(scores: np.ndarray | None) -> Plan:
 
 
 @pytest.mark.parametrize("ranked", [False, True])
-def test_every_bundle_field_is_the_plan_field_of_its_name(ranked):
+def test_every_kernel_input_is_the_plan_field_it_is_named_after(ranked):
+    """The records the kernel builds (Rules, Ideal) name the plan's fields; the lists and the
+    cutoffs, which the kernel unpacks, come in the order of its unpacking."""
     from fastndcg._backends.numba.args import KernelArgs
-    from fastndcg._backends.numba.score import Cuts, Ideal, Lists, Rules
+    from fastndcg._backends.numba.score import Ideal, Rules
 
     plan = _plan(None if ranked else np.linspace(1.0, 0.0, 5).astype(np.float32))
-    args = KernelArgs.of(plan)
-    packed = args.packed()
+    packed = KernelArgs.of(plan).packed()
     assert type(packed) is tuple and all(type(bundle) is tuple for bundle in packed)
-    bundles = dict(zip(("lists", "rules", "cuts", "ideal"), packed, strict=True))
-    lists = Lists(*bundles.pop("lists"))
-    assert lists.offsets is plan.offsets and lists.ideal_offsets is plan.ideal_offsets
-    assert lists.ranked is ranked
+    lists, rules, cuts, ideal = packed
+    offsets, grades, grade_code, scores, score_code, is_ranked = lists[:6]
+    ideal_offsets, ideal_grades, ideal_code = lists[6:]
+    assert offsets is plan.offsets and ideal_offsets is plan.ideal_offsets
+    assert is_ranked is ranked
     for views, code, expected, slots in (
-        (lists.grades, lists.grade_code, plan.grades, GRADE_SLOTS),
-        (lists.ideal_grades, lists.ideal_code, plan.ideal_grades, GRADE_SLOTS),
-        (lists.scores, lists.score_code, plan.scores, SCORE_SLOTS),
+        (grades, grade_code, plan.grades, GRADE_SLOTS),
+        (ideal_grades, ideal_code, plan.ideal_grades, GRADE_SLOTS),
+        (scores, score_code, plan.scores, SCORE_SLOTS),
     ):
         assert len(views) == len(slots)
         if expected is None:
@@ -59,29 +61,27 @@ def test_every_bundle_field_is_the_plan_field_of_its_name(ranked):
         else:
             assert views[code].dtype == expected.dtype
             np.testing.assert_array_equal(views[code], expected)
-    for cls in (Rules, Cuts, Ideal):
-        bundle = cls(*bundles.pop(cls.__name__.lower()))
-        for name, value in bundle._asdict().items():
+    discount, discount_prefix, cutoffs, k_max = cuts
+    assert discount is plan.discount and discount_prefix is plan.discount_prefix
+    assert cutoffs is plan.cutoffs and k_max == plan.k_max
+    for cls, bundle in ((Rules, rules), (Ideal, ideal)):
+        for name, value in cls(*bundle)._asdict().items():
             # Ideal.mode is the plan's ideal_mode; the other names are the plan's own
             expected = getattr(plan, name if hasattr(plan, name) else f"ideal_{name}")
             if isinstance(expected, np.ndarray):
                 assert value is expected, (cls.__name__, name)
             else:
                 assert value == expected, (cls.__name__, name)
-    assert not bundles
 
 
 def test_a_list_takes_the_place_of_the_data_and_nothing_else():
     from fastndcg._backends.numba.args import KernelArgs, views
-    from fastndcg._backends.numba.score import Lists
 
     args = KernelArgs.of(_plan(np.zeros(5)))
     grades, grade_code = views(np.arange(4.0), GRADE_SLOTS)
     scores, score_code = views(np.ones(4, np.float32), SCORE_SLOTS)
     one = args.for_list(grades, grade_code, scores, score_code)
     assert one[1:] == args[1:]
-    lists = Lists(*one.lists)
-    assert lists.offsets is args.lists[0] is lists.ideal_offsets
-    assert lists.grades is grades is lists.ideal_grades
-    assert lists.grade_code == grade_code == lists.ideal_code
-    assert (lists.scores, lists.score_code, lists.ranked) == (scores, score_code, False)
+    offsets = args.lists[0]
+    own = (offsets, grades, grade_code)  # its grades are its judgments
+    assert one.lists == (*own, scores, score_code, False, *own)  # (identical objects)

@@ -35,15 +35,13 @@ def views(values: np.ndarray, slots: tuple[np.dtype, ...]) -> tuple[tuple[np.nda
 class KernelArgs(NamedTuple):
     """The inputs of the Numba scoring kernel (``numba/score.py``, ``score_queries``).
 
-    Four plain tuples, each the fields of the bundle of ``score.py`` that names them, in its
-    order: ``lists`` (:class:`~fastndcg._backends.numba.score.Lists`: offsets, grade views and
-    code, score views and code, ranked, and the same for the judgment lists), ``rules``
-    (``Rules``: tie mode, tie key, seed, gain mode, gain table), ``cuts`` (``Cuts``: discount,
-    its prefix sums, cutoffs, k_max) and ``ideal`` (``Ideal``: ideal mode, level order, level
-    gains, max gain). The names live beside the kernel, whose cache notices changes to its own
-    file only; ``tests/backends/test_kernel_args.py`` checks both orders agree. Only ``lists``
-    holds the data, which lets :class:`fastndcg.Scorer` reuse the others for lists of the same
-    length and grade range.
+    Four plain tuples, in the order the kernel names their fields: ``lists`` (offsets, grade
+    views and their code, score views and their code, ranked, and the judgment lists' offsets,
+    views and code), ``rules`` (``score.Rules``: tie mode, tie key, seed, gain mode, gain table),
+    ``cuts`` (discount, its prefix sums, cutoffs, k_max) and ``ideal`` (``score.Ideal``: ideal
+    mode, level order, level gains, max gain). ``tests/backends/test_kernel_args.py`` checks
+    the order. Only ``lists`` holds the data, which lets :class:`fastndcg.Scorer` reuse the
+    others for lists of the same length and grade range.
     """
 
     lists: tuple

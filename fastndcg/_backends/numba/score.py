@@ -4,9 +4,9 @@ Kernels take flat arrays and integer codes only; they do no validation (the API 
 everything before calling them) and never raise. Every helper a cached kernel calls, and every
 bundle it names, lives in this file: Numba's cache notices changes to the kernel's own file only.
 
-The kernel's inputs cross from Python as plain tuples (see ``KernelArgs.packed``) and are named
-on entry: :class:`Lists` (the data), :class:`Rules` (ranking and gains), :class:`Cuts`
-(discounts and cutoffs), :class:`Ideal` (how IDCG is found); the helpers take these bundles.
+The kernel's inputs cross from Python as four plain tuples (see ``KernelArgs``) and are named on
+entry: the helpers take :class:`Rules` (ranking and gains) and :class:`Ideal` (how IDCG is
+found) as records, and DCG by counted ranks its scratch as one :class:`Counting` record.
 
 One compiled signature serves every input dtype: grades and scores arrive as tuples of typed
 read-only views (one slot per supported dtype, the unused slots empty) plus a code saying which
@@ -99,28 +99,10 @@ _WEAK_BOUND = 4  # deeper selections from lists shorter than this many times the
 
 
 # ---------------------------------------------------------------------------------------------
-# bundles: the kernel's inputs, named (fields in the order of ``KernelArgs``' plain tuples), and
-# the driver's scratch for the prefix sums and for DCG by counted ranks. Numba types a NamedTuple
-# of stable field types like a tuple, and passes it field by field: a helper taking one costs
-# what taking its fields would.
-
-
-class Lists(NamedTuple):
-    """The data: query lists, and the judgment lists of ``ideal="global"``.
-
-    Grades and scores are views tuples with the code of the slot holding the column (see
-    :func:`_load_grades`); ``ranked``: no scores, the rows are in ranked order.
-    """
-
-    offsets: np.ndarray
-    grades: tuple
-    grade_code: int
-    scores: tuple
-    score_code: int
-    ranked: bool
-    ideal_offsets: np.ndarray
-    ideal_grades: tuple
-    ideal_code: int
+# bundles: the rules and the ideal (fields in the order of ``KernelArgs``' plain tuples), and the
+# scratch of DCG by counted ranks. Numba types a NamedTuple of stable field types like a tuple and
+# passes it field by field (an array: 7 words on the stack): a call costs what passing its fields
+# would, so a helper called per query takes only the records it reads.
 
 
 class Rules(NamedTuple):
@@ -131,19 +113,6 @@ class Rules(NamedTuple):
     seed: np.uint64
     gain_mode: int
     gain_table: np.ndarray
-
-
-class Cuts(NamedTuple):
-    """Discounts and where their sums are read.
-
-    ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite cutoff;
-    ``discount_prefix`` holds the discounts' prefix sums (``ideal="max"``).
-    """
-
-    discount: np.ndarray
-    discount_prefix: np.ndarray
-    cutoffs: np.ndarray
-    k_max: int
 
 
 class Ideal(NamedTuple):
@@ -985,8 +954,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     n_cutoffs) arrays whose columns are contiguous, which the per-cutoff means read fast.
 
     ``inputs`` is :meth:`KernelArgs.packed() <fastndcg._backends.numba.args.KernelArgs.packed>`:
-    four plain tuples, the fields of :class:`Lists`, :class:`Rules`, :class:`Cuts` and
-    :class:`Ideal` in order, named here.
+    four plain tuples (the lists, :class:`Rules`, the cutoffs, :class:`Ideal`), named here.
+    ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite cutoff.
 
     Returns the number of NaN or infinite scores met (scores are checked as they are loaded,
     not by a separate pass; infinite scores are valid where the caller has checked the column
@@ -996,12 +965,12 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     driver calling a per-range helper: Numba optimises every compiled function's whole call
     tree again, and the extra level cost seconds of compile.)
     """
-    lists, rules = Lists(*inputs[0]), Rules(*inputs[1])
-    cuts, ideal = Cuts(*inputs[2]), Ideal(*inputs[3])
-    # the array fields read once: reading one in the loop counts a reference per query
-    offsets, ideal_offsets = lists.offsets, lists.ideal_offsets
-    grade_views, score_views, ideal_views = lists.grades, lists.scores, lists.ideal_grades
-    cutoffs, discount, discount_prefix = cuts.cutoffs, cuts.discount, cuts.discount_prefix
+    # the data and the cutoffs, read by this function only, as names (as records their array
+    # fields would be counted references: 0.17 us more a call, 5% of a one-list call)
+    offsets, grade_views, grade_code, score_views, score_code, ranked = inputs[0][:6]
+    ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
+    discount, discount_prefix, cutoffs, k_max = inputs[2]
+    rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     n_cut = cutoffs.size
     whole = False
     for j in range(n_cut):
@@ -1011,7 +980,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
         longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
-    cap = longest if whole else min(cuts.k_max, longest)
+    cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)
     # scratch, sized for the chunk's longest list
     g = np.empty(size, dtype=np.float64)  # the query's grades
@@ -1046,7 +1015,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
         bucket=np.empty(size, dtype=np.float64),
         fill=group_end,
     )
-    average = rules.tie_mode == TIE_AVERAGE and not lists.ranked
+    average = rules.tie_mode == TIE_AVERAGE and not ranked
     input_order_ties = rules.tie_mode == TIE_STABLE or rules.tie_mode == TIE_AVERAGE
     by_count = input_order_ties and ideal.mode != IDEAL_LOCAL
     nonfinite = 0
@@ -1054,8 +1023,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        count = n if whole else min(cuts.k_max, n)
-        _load_grades(grade_views, lists.grade_code, s, n, g)
+        count = n if whole else min(k_max, n)
+        _load_grades(grade_views, grade_code, s, n, g)
 
         # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
         #    the last selected tie group when positions outside the selection share it. With
@@ -1063,11 +1032,11 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
         tied = np.nan
         counted = False
         kept = 0
-        if lists.ranked:
+        if ranked:
             for t in range(count):
                 buf[t] = t
         else:
-            bad = _load_scores(score_views, lists.score_code, s, n, sc)
+            bad = _load_scores(score_views, score_code, s, n, sc)
             if bad:
                 nonfinite += bad
                 if _holds_nan(sc, n):  # the caller raises; the ranking code assumes no NaN
@@ -1090,7 +1059,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 kept = _gather_gains(top, rank, tmp_buf, m, g, rules)  # counting's gains, useful
                 counted = kept * m <= COUNT_BUDGET
             if counted:
-                exact = lists.score_code == 1  # float32 scores
+                exact = score_code == 1  # float32 scores
                 _dcg_by_count(counting, tmp_top, kept, m, count, exact, average, discount)
             elif select:
                 if input_order_ties and m <= RANK_BY_COUNT:
@@ -1165,9 +1134,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             if ideal.mode == IDEAL_GLOBAL:
                 si = ideal_offsets[q]
                 m = ideal_offsets[q + 1] - si
-                _load_grades(ideal_views, lists.ideal_code, si, m, ig)
+                _load_grades(ideal_views, ideal_code, si, m, ig)
                 judged = ig
-            ideal_count = m if whole else min(cuts.k_max, m)
+            ideal_count = m if whole else min(k_max, m)
             _ideal_prefix(ideal_prefix, vals, hist, judged, m, ideal_count, rules, ideal, discount)
             for j in range(n_cut):
                 idcg_out[j, q] = ideal_prefix[_depth(cutoffs[j], m)]

@@ -104,6 +104,16 @@ class HostDeviceArray(np.ndarray):
         return bool(self.flags.c_contiguous)
 
 
+def _host(value):
+    """``value`` with its stand-in device arrays (also inside tuples) as plain arrays."""
+    if isinstance(value, np.ndarray):
+        return np.asarray(value)
+    if isinstance(value, tuple):
+        items = [_host(item) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return value
+
+
 def _device(values):
     return np.ascontiguousarray(values).view(HostDeviceArray)
 
@@ -136,7 +146,7 @@ class Recorder:
     def launch(self, *args):
         from numba import typeof
 
-        signature = tuple(typeof(np.asarray(a) if isinstance(a, np.ndarray) else a) for a in args)
+        signature = tuple(typeof(_host(a)) for a in args)
         self.seen.setdefault((self.name, signature), self.dispatcher)
         if self.name == "classify":  # every class holds query 0, so that every launch happens
             args[1][:] = 1

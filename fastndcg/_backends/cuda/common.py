@@ -19,6 +19,7 @@ sizes are tiny, so that lists of a dozen rows already take every path.
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import cuda
@@ -62,6 +63,95 @@ MODE_RANK = 0
 MODE_GAIN = 1
 MODE_VALUE = 2
 
+
+# The bundles the kernels take (numba-cuda passes a tuple argument field by field, so a bundle
+# costs no more than its fields), and their device functions read by name.
+
+
+class Lists(NamedTuple):
+    """The query lists: CSR ``offsets``, ``grades``, ``scores`` (a dummy when ``ranked``)."""
+
+    offsets: Any
+    grades: Any
+    scores: Any
+    ranked: bool
+
+
+class Rules(NamedTuple):
+    """How rows are ordered and gained: the tie rule (its key, its seed) and the gain."""
+
+    tie_mode: int
+    tie_key: Any
+    seed: np.uint64
+    gain_mode: int
+    gain_table: Any
+
+
+class Cuts(NamedTuple):
+    """Discounts, their prefix sums, and where they are summed to.
+
+    ``cutoffs[j] < 0`` means the whole list (``whole``: one does); ``k_max`` is the largest
+    finite cutoff.
+    """
+
+    discount: Any
+    discount_prefix: Any
+    cutoffs: Any
+    k_max: int
+    whole: bool
+
+
+class Levels(NamedTuple):
+    """The integer grade levels an ideal counts (``count`` of them, 0: none).
+
+    ``order``: the levels in descending gain order; ``gain``: each level's gain.
+    """
+
+    count: int
+    order: Any
+    gain: Any
+
+
+class Out(NamedTuple):
+    """The results: ``dcg`` and ``idcg`` (``(n_cutoffs, n_queries)``), non-finite scores met."""
+
+    dcg: Any
+    idcg: Any
+    nonfinite: Any
+
+
+class Keys(NamedTuple):
+    """What a sort orders (``mode``, see :func:`sort_key`) and the columns its keys come from."""
+
+    mode: int
+    scores: Any
+    grades: Any
+    values: Any
+
+
+class Segments(NamedTuple):
+    """Lists a sort ranks: each one's query, first item, length, and how many items are kept."""
+
+    query: Any
+    start: Any
+    n: Any
+    count: Any
+
+
+class Sorted(NamedTuple):
+    """Segments as :mod:`fastndcg._backends.cuda.sort` leaves them.
+
+    Segment ``g``'s kept items are at ``base[g]`` in ``buf0``, or in ``buf1`` where
+    ``parity[g]``; ``bad[g]`` marks a NaN score met.
+    """
+
+    buf0: Any
+    buf1: Any
+    base: Any
+    parity: Any
+    bad: Any
+
+
 _GOLDEN = np.uint64(SPLITMIX_GOLDEN)
 _MIX1 = np.uint64(SPLITMIX_MIX1)
 _MIX2 = np.uint64(SPLITMIX_MIX2)
@@ -81,18 +171,24 @@ def random_key(seed, row):
 
 
 @cuda.jit(device=True)
-def gain(grade, gain_mode, gain_table):
+def gain(grade, rules):
     """Gain of ``grade``: ``2**g - 1``, ``g``, or ``table[int(g)]``, as in the Numba kernel."""
     g = np.float64(grade)
-    if gain_mode == GAIN_EXP2:
+    if rules.gain_mode == GAIN_EXP2:
         return math.pow(2.0, g) - 1.0
-    if gain_mode == GAIN_LINEAR:
+    if rules.gain_mode == GAIN_LINEAR:
         return g
-    return gain_table[np.int64(g)]
+    return rules.gain_table[np.int64(g)]
 
 
 @cuda.jit(device=True)
-def sort_key(mode, row, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table):
+def depth(cutoff, n):
+    """The ranks a cutoff reads in a list of ``n`` rows (``cutoff < 0``: the whole list)."""
+    return n if cutoff < 0 else min(cutoff, n)
+
+
+@cuda.jit(device=True)
+def sort_key(keys, row, rules):
     """``(k1, k2f, k2u)``: item ``row`` goes first by k1 descending, then k2f and k2u ascending.
 
     Rows that compare equal on all three go in row order. ``MODE_RANK`` reproduces the Numba
@@ -101,22 +197,23 @@ def sort_key(mode, row, scores, grades, values, tie_mode, tie_key, seed, gain_mo
     for a keyed rule), then input order. ``MODE_GAIN`` orders ideal rows by gain,
     ``MODE_VALUE`` entries of ``values``.
     """
-    if mode == MODE_RANK:
-        k1 = np.float64(scores[row])
+    if keys.mode == MODE_RANK:
+        k1 = np.float64(keys.scores[row])
         k2f = 0.0
         k2u = _NO_KEY
+        tie_mode = rules.tie_mode
         if tie_mode == TIE_PESSIMISTIC:
-            k2f = gain(grades[row], gain_mode, gain_table)
+            k2f = gain(keys.grades[row], rules)
         elif tie_mode == TIE_OPTIMISTIC:
-            k2f = -gain(grades[row], gain_mode, gain_table)
+            k2f = -gain(keys.grades[row], rules)
         elif tie_mode == TIE_RANDOM:
-            k2u = random_key(seed, row)
+            k2u = random_key(rules.seed, row)
         elif tie_mode == TIE_KEY:
-            k2f = np.float64(tie_key[row])  # ranks of document ids: below 2**53
+            k2f = np.float64(rules.tie_key[row])  # ranks of document ids: below 2**53
         return k1, k2f, k2u
-    if mode == MODE_GAIN:
-        return gain(grades[row], gain_mode, gain_table), 0.0, _NO_KEY
-    return np.float64(values[row]), 0.0, _NO_KEY
+    if keys.mode == MODE_GAIN:
+        return gain(keys.grades[row], rules), 0.0, _NO_KEY
+    return np.float64(keys.values[row]), 0.0, _NO_KEY
 
 
 @cuda.jit(device=True)
@@ -132,14 +229,10 @@ def key_before(a1, a2f, a2u, arow, b1, b2f, b2u, brow):
 
 
 @cuda.jit(device=True)
-def row_before(mode, a, b, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table):
+def row_before(keys, a, b, rules):
     """Whether row ``a`` goes before row ``b`` (keys computed from the columns)."""
-    a1, a2f, a2u = sort_key(
-        mode, a, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table
-    )
-    b1, b2f, b2u = sort_key(
-        mode, b, scores, grades, values, tie_mode, tie_key, seed, gain_mode, gain_table
-    )
+    a1, a2f, a2u = sort_key(keys, a, rules)
+    b1, b2f, b2u = sort_key(keys, b, rules)
     return key_before(a1, a2f, a2u, a, b1, b2f, b2u, b)
 
 

@@ -32,6 +32,8 @@ from fastndcg._backends.cuda.common import (
     MODE_RANK,
     SMALL,
     THREADS,
+    Keys,
+    depth,
     gain,
     resident,
     sort_key,
@@ -86,7 +88,7 @@ def classify(offsets, counts, members):
 
 
 @cuda.jit(device=True)
-def _tie_group(k1, base, t, n, s, pos, grades, average, gain_mode, gain_table):
+def _tie_group(k1, base, t, n, s, pos, grades, average, rules):
     """``(stop, gain)``: the tie group starting at rank ``t`` ends before ``stop``; its gain.
 
     With ``average`` the group is every rank holding the same score (contiguous once sorted) and
@@ -95,49 +97,24 @@ def _tie_group(k1, base, t, n, s, pos, grades, average, gain_mode, gain_table):
     """
     stop = t + 1
     if not average:
-        return stop, gain(grades[s + pos[base + t]], gain_mode, gain_table)
+        return stop, gain(grades[s + pos[base + t]], rules)
     level = k1[base + t]
     while stop < n and k1[base + stop] == level:
         stop += 1
     total = 0.0
     for u in range(t, stop):
-        total += gain(grades[s + pos[base + u]], gain_mode, gain_table)
+        total += gain(grades[s + pos[base + u]], rules)
     members = stop - t
     return stop, (total / members if members > 1 else total)
 
 
 @cuda.jit(**resident(4))  # 156 registers uncapped: one block per multiprocessor
-def score_groups(
-    width,
-    lists,
-    offsets,
-    grades,
-    scores,
-    ranked,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-    discount,
-    discount_prefix,
-    cutoffs,
-    k_max,
-    whole,
-    ideal_mode,
-    counted_ideal,
-    n_levels,
-    level_order,
-    level_gain,
-    dcg,
-    idcg,
-    nonfinite,
-):
-    """DCG of the queries ``lists``, of at most ``width`` rows, ``CAP // width`` per block.
+def score_groups(width, queries, lists, rules, cuts, ideal_mode, counted_ideal, levels, out):
+    """DCG of ``queries`` (lists of at most ``width`` rows), ``CAP // width`` lists per block.
 
     The grid strides over the blocks' sets of lists. Also IDCG for ``ideal="local"``, and from
     the list's grade levels when ``counted_ideal``. A query holding a NaN score gets NaN; NaN
-    and infinite scores are counted in ``nonfinite[0]``.
+    and infinite scores are counted in ``out.nonfinite[0]``.
     """
     k1 = cuda.shared.array(CAP, np.float64)
     k2f = cuda.shared.array(CAP, np.float64)  # also the scratch of the local ideal
@@ -149,17 +126,22 @@ def score_groups(
     list_start = cuda.shared.array(MAX_GROUPS, np.int64)
     list_length = cuda.shared.array(MAX_GROUPS, np.int64)
     tid = cuda.threadIdx.x
+    offsets, grades, ranked = lists.offsets, lists.grades, lists.ranked
+    cutoffs, discount, dcg, idcg = cuts.cutoffs, cuts.discount, out.dcg, out.idcg
+    keys = Keys(MODE_RANK, lists.scores, grades, lists.scores)
     groups = CAP // width
     n_cut = cutoffs.size
-    average = tie_mode == TIE_AVERAGE and not ranked
-    for block in range(cuda.blockIdx.x, (lists.size + groups - 1) // groups, cuda.gridDim.x):
+    n_levels = levels.count
+    average = rules.tie_mode == TIE_AVERAGE and not ranked
+    n_queries = queries.size
+    for block in range(cuda.blockIdx.x, (n_queries + groups - 1) // groups, cuda.gridDim.x):
         if counted_ideal:  # one histogram of n_levels counts per list
             for h in range(tid, groups * n_levels, THREADS):
                 hist[h] = 0
         for grp in range(tid, groups, THREADS):
             nan_in[grp] = 0
             member = block * groups + grp
-            q = lists[member] if member < lists.size else -1
+            q = queries[member] if member < n_queries else -1
             list_query[grp] = q
             list_start[grp] = offsets[q] if q >= 0 else 0
             list_length[grp] = offsets[q + 1] - offsets[q] if q >= 0 else 0
@@ -176,18 +158,7 @@ def score_groups(
                 a2f = 0.0
                 a2u = np.uint64(0)
                 if not ranked:
-                    a1, a2f, a2u = sort_key(
-                        MODE_RANK,
-                        s + local,
-                        scores,
-                        grades,
-                        scores,
-                        tie_mode,
-                        tie_key,
-                        seed,
-                        gain_mode,
-                        gain_table,
-                    )
+                    a1, a2f, a2u = sort_key(keys, s + local, rules)
                     if a1 - a1 != 0.0:
                         bad += 1
                         if a1 != a1:
@@ -203,7 +174,7 @@ def score_groups(
                 k2f[e] = _INF
                 k2u[e] = _MAX_KEY
         if bad > 0:
-            cuda.atomic.add(nonfinite, 0, bad)
+            cuda.atomic.add(out.nonfinite, 0, bad)
         cuda.syncthreads()
         if not ranked:
             sort_in_shared(k1, k2f, k2u, pos, CAP, width, tid)
@@ -216,48 +187,37 @@ def score_groups(
             base = grp * width
             if counted_ideal:
                 for j in range(n_cut):
-                    cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
-                    idcg[j, q] = levels_total(
-                        hist,
-                        grp * n_levels,
-                        n_levels,
-                        level_order,
-                        level_gain,
-                        discount,
-                        discount_prefix,
-                        cut,
-                    )
+                    cut = depth(cutoffs[j], n)
+                    idcg[j, q] = levels_total(hist, grp * n_levels, levels, cuts, cut)
             if nan_in[grp] != 0:  # not ranked (the caller raises or reports it)
                 for j in range(n_cut):
                     dcg[j, q] = _NAN
                     if ideal_mode == IDEAL_LOCAL:
                         idcg[j, q] = _NAN
                 continue
-            count = n if whole else min(k_max, n)
+            count = n if cuts.whole else min(cuts.k_max, n)
             running = 0.0
             t = 0
             while t < count:
-                stop, g = _tie_group(k1, base, t, n, s, pos, grades, average, gain_mode, gain_table)
+                stop, g = _tie_group(k1, base, t, n, s, pos, grades, average, rules)
                 for u in range(t, min(stop, count)):
                     running += g * discount[u]
                     for j in range(n_cut):
-                        if (n if cutoffs[j] < 0 else min(cutoffs[j], n)) == u + 1:
+                        if depth(cutoffs[j], n) == u + 1:
                             dcg[j, q] = running
                 t = stop
             if ideal_mode != IDEAL_LOCAL:
                 continue
             for j in range(n_cut):  # the top `cut` ranks' gains, sorted again into k2f
-                cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+                cut = depth(cutoffs[j], n)
                 filled = 0
                 t = 0
                 while t < cut:
-                    stop, mean = _tie_group(
-                        k1, base, t, n, s, pos, grades, average, gain_mode, gain_table
-                    )
+                    stop, mean = _tie_group(k1, base, t, n, s, pos, grades, average, rules)
                     for u in range(t, min(stop, cut)):
                         g = mean
                         if not (average and stop > cut):
-                            g = gain(grades[s + pos[base + u]], gain_mode, gain_table)
+                            g = gain(grades[s + pos[base + u]], rules)
                         p = filled
                         filled += 1
                         while p > 0 and k2f[base + p - 1] < g:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._backends.cuda import common, groups, interop, scan, score, sort
+from fastndcg._backends.cuda.common import Cuts, Keys, Levels, Lists, Out, Rules, Segments, Sorted
 from fastndcg._contract import ColumnStats, Plan
 from fastndcg._contract import codes as C
 
@@ -179,113 +180,70 @@ class Launcher:
         grades = dev(plan.grades)
         scores = dev(np.zeros(1) if ranked else plan.scores)
         offsets = dev(plan.offsets) if plan.device_offsets is None else plan.device_offsets
+        lists = Lists(offsets, grades, scores, ranked)
         same_lists = plan.ideal_offsets is plan.offsets
         ideal_offsets = offsets if same_lists else dev(plan.ideal_offsets)
         same_grades = _same(plan.ideal_grades, plan.grades)
         ideal_grades = grades if same_grades else dev(plan.ideal_grades)
         tie_key = dev(plan.tie_key if plan.tie_key.size else np.zeros(1, np.int64))
-        gain_table = dev(plan.gain_table)
-        level_order, level_gain = dev(plan.level_order), dev(plan.level_gain)
-        discount, discount_prefix = dev(plan.discount), dev(plan.discount_prefix)
-        cutoffs = dev(plan.cutoffs)
-        whole = bool((plan.cutoffs < 0).any())
-        k_max = int(plan.k_max)
         seed = np.uint64(plan.seed)
-        rules = (plan.tie_mode, tie_key, seed, plan.gain_mode, gain_table)
-        dcg = cuda.device_array((n_cut, n_queries), np.float64, stream=stream)
-        idcg = cuda.device_array((n_cut, n_queries), np.float64, stream=stream)
+        rules = Rules(plan.tie_mode, tie_key, seed, plan.gain_mode, dev(plan.gain_table))
+        whole = bool((plan.cutoffs < 0).any())
+        discounts = (dev(plan.discount), dev(plan.discount_prefix))
+        cuts = Cuts(*discounts, dev(plan.cutoffs), int(plan.k_max), whole)
+        n_levels = int(plan.level_order.size)
+        levels = Levels(n_levels, dev(plan.level_order), dev(plan.level_gain))
+        out = Out(
+            cuda.device_array((n_cut, n_queries), np.float64, stream=stream),
+            cuda.device_array((n_cut, n_queries), np.float64, stream=stream),
+            cuda.to_device(np.zeros(1, np.int64), stream=stream),
+        )
         grid2 = (-(-n_cut // 4), -(-n_queries // 64))
-        score.fill[grid2, (4, 64), stream](dcg, 0.0)
-        score.fill[grid2, (4, 64), stream](idcg, 0.0)
-        nonfinite = cuda.to_device(np.zeros(1, np.int64), stream=stream)
+        score.fill[grid2, (4, 64), stream](out.dcg, 0.0)
+        score.fill[grid2, (4, 64), stream](out.idcg, 0.0)
         per_list = -(-n_queries // common.SMALL_THREADS)
-        # what both ranking kernels take first: the lists, the rules, the discounts and cutoffs
-        ranking = (offsets, grades, scores, ranked, *rules, discount, discount_prefix, cutoffs)
+        max_gain = float(plan.max_gain)
         score.dcg_small[per_list, common.SMALL_THREADS, stream](
-            *ranking,
-            k_max,
-            whole,
-            plan.ideal_mode,
-            float(plan.max_gain),
-            dcg,
-            idcg,
-            nonfinite,
+            lists, rules, cuts, plan.ideal_mode, max_gain, out
         )
         from_lists = plan.ideal_mode in (C.IDEAL_RECALL, C.IDEAL_GLOBAL)
         if from_lists:
             score.idcg_small[per_list, common.SMALL_THREADS, stream](
-                ideal_offsets,
-                ideal_grades,
-                plan.gain_mode,
-                gain_table,
-                int(plan.level_order.size),
-                level_order,
-                level_gain,
-                discount,
-                discount_prefix,
-                cutoffs,
-                k_max,
-                whole,
-                idcg,
+                ideal_offsets, ideal_grades, rules, levels, cuts, out.idcg
             )
         counts, members = self._classify(offsets, n_queries, stream)
         ideal_counts, ideal_members = counts, members
         if from_lists and not same_lists:
             ideal_counts, ideal_members = self._classify(ideal_offsets, n_queries, stream)
         # the ideal of the list itself, from grade levels counted while its rows are loaded
-        counted = from_lists and same_lists and same_grades and plan.level_order.size > 0
+        counted = from_lists and same_lists and same_grades and n_levels > 0
         for c, width in enumerate(common.WIDTHS):
             if counts[c]:
                 grid = _blocks(counts[c], common.CAP // width)
                 groups.score_groups[grid, common.THREADS, stream](
                     width,
                     members[c, : counts[c]],
-                    *ranking,
-                    k_max,
-                    whole,
+                    lists,
+                    rules,
+                    cuts,
                     plan.ideal_mode,
                     counted,
-                    int(plan.level_order.size),
-                    level_order,
-                    level_gain,
-                    dcg,
-                    idcg,
-                    nonfinite,
+                    levels,
+                    out,
                 )
         if counts[common.LONG]:
             big = np.sort(members[common.LONG, : counts[common.LONG]].copy_to_host(stream=stream))
-            lengths = plan.offsets[big + 1] - plan.offsets[big]
-            self._score_long(
-                plan,
-                big,
-                lengths,
-                ranked,
-                grades,
-                scores,
-                rules,
-                discount,
-                cutoffs,
-                whole,
-                k_max,
-                dcg,
-                idcg,
-                nonfinite,
-                stream,
-            )
-        if from_lists and plan.level_order.size:  # integer levels: counted
+            self._score_long(plan, big, lists, rules, cuts, out, stream)
+        if from_lists and n_levels:  # integer levels: counted
             for c in range(common.LONG + 1):
                 if ideal_counts[c] and (c == common.LONG or not counted):
                     score.idcg_levels[_blocks(ideal_counts[c], 1), common.THREADS, stream](
                         ideal_members[c, : ideal_counts[c]],
                         ideal_offsets,
                         ideal_grades,
-                        int(plan.level_order.size),
-                        level_order,
-                        level_gain,
-                        discount,
-                        discount_prefix,
-                        cutoffs,
-                        idcg,
+                        levels,
+                        cuts,
+                        out.idcg,
                     )
         elif from_lists and sum(ideal_counts):  # gains sorted
             ideal_big = np.sort(
@@ -298,40 +256,18 @@ class Launcher:
                 )
             )
             m = plan.ideal_offsets[ideal_big + 1] - plan.ideal_offsets[ideal_big]
-            keep = m if whole else np.minimum(m, k_max)
-            sorted_lists = self._sort(
-                common.MODE_GAIN,
-                plan.ideal_offsets[ideal_big],
-                m,
-                keep,
-                scores,
-                ideal_grades,
-                None,
-                rules,
-                stream,
-            )
-            buf0, buf1, base, parity, _ = sorted_lists
-            dummy = dev(np.zeros(1))
+            keep = m if whole else np.minimum(m, plan.k_max)
+            unread = dev(np.zeros(1))  # sorting gains reads neither scores nor values
+            keys = Keys(common.MODE_GAIN, unread, ideal_grades, unread)
+            segments = Segments(ideal_big, plan.ideal_offsets[ideal_big], m, keep)
+            segments, ranking = self._sort(keys, segments, rules, None, stream)
+            no_cutoff = dev(np.zeros(1, np.int64))  # every cutoff of each segment is summed
             score.sum_sorted[_blocks(ideal_big.size, 1), common.THREADS, stream](
-                common.MODE_GAIN,
-                dev(ideal_big),
-                dev(np.zeros(1, np.int64)),
-                dev(m),
-                base,
-                parity,
-                buf0,
-                buf1,
-                ideal_grades,
-                dummy,
-                plan.gain_mode,
-                gain_table,
-                discount,
-                cutoffs,
-                idcg,
+                keys, segments, no_cutoff, ranking, rules, cuts, out.idcg
             )
-        dcg_h = dcg.copy_to_host(stream=stream)
-        idcg_h = idcg.copy_to_host(stream=stream)
-        bad = int(nonfinite.copy_to_host(stream=stream)[0])
+        dcg_h = out.dcg.copy_to_host(stream=stream)
+        idcg_h = out.idcg.copy_to_host(stream=stream)
+        bad = int(out.nonfinite.copy_to_host(stream=stream)[0])
         if stream:
             stream.synchronize()
         return dcg_h.T, idcg_h.T, bad
@@ -352,62 +288,27 @@ class Launcher:
         return [int(count) for count in counts_h], members
 
     def _score_long(
-        self,
-        plan,
-        big,
-        n,
-        ranked,
-        grades,
-        scores,
-        rules,
-        discount,
-        cutoffs,
-        whole,
-        k_max,
-        dcg,
-        idcg,
-        nonfinite,
-        stream,
+        self, plan: Plan, big: Any, lists: Lists, rules: Rules, cuts: Cuts, out: Out, stream: Any
     ) -> None:
-        """DCG (and ``ideal="local"`` IDCG) of the queries longer than ``CAP`` rows."""
+        """DCG (and ``ideal="local"`` IDCG) of the queries ``big``, longer than ``CAP`` rows."""
         dev = lambda values: self._device(values, stream)  # noqa: E731
-        keep = n if whole else np.minimum(n, k_max)
-        starts = plan.offsets[big]
-        if ranked:
-            base = dev(_exclusive(keep))
+        n = plan.offsets[big + 1] - plan.offsets[big]
+        keep = n if cuts.whole else np.minimum(n, cuts.k_max)
+        segments = Segments(big, plan.offsets[big], n, keep)
+        keys = Keys(common.MODE_RANK, lists.scores, lists.grades, dev(np.zeros(1)))
+        if lists.ranked:  # the rows are the ranking
+            segments = self._segments(segments, stream)
+            no_rows = dev(np.zeros(1, np.int64))
+            unflagged = dev(np.zeros(big.size, np.int8))
+            ranking = Sorted(no_rows, no_rows, dev(_exclusive(keep)), unflagged, unflagged)
             total = int(keep.sum())
-            buf0 = buf1 = dev(np.zeros(1, np.int64))
-            parity = bad = dev(np.zeros(big.size, np.int8))
         else:
-            buf0, buf1, base, parity, bad = self._sort(
-                common.MODE_RANK, starts, n, keep, scores, grades, nonfinite, rules, stream
-            )
-            total = buf0.size
+            segments, ranking = self._sort(keys, segments, rules, out.nonfinite, stream)
+            total = ranking.buf0.size
         effective = self.cuda.device_array(max(total, 1), np.float64, stream=stream)
         group_end = self.cuda.device_array(max(total, 1), np.int64, stream=stream)
-        tie_mode, _, _, gain_mode, gain_table = rules
-        queries, starts_d, n_d = dev(big), dev(starts), dev(n)
         score.dcg_finish[_blocks(big.size, 1), common.THREADS, stream](
-            queries,
-            starts_d,
-            n_d,
-            dev(keep),
-            base,
-            parity,
-            bad,
-            buf0,
-            buf1,
-            ranked,
-            scores,
-            grades,
-            tie_mode,
-            gain_mode,
-            gain_table,
-            discount,
-            cutoffs,
-            effective,
-            group_end,
-            dcg,
+            segments, ranking, lists, rules, cuts, effective, group_end, out.dcg
         )
         if plan.ideal_mode != C.IDEAL_LOCAL:
             return
@@ -417,67 +318,31 @@ class Launcher:
         item_cut = cut.reshape(-1).astype(np.int64)
         item_base = _exclusive(item_cut)
         values = self.cuda.device_array(max(int(item_cut.sum()), 1), np.float64, stream=stream)
+        items = (dev(item_segment), dev(item_cut), dev(item_base))
+        ranked, grades = lists.ranked, lists.grades
         score.local_values[_blocks(item_cut.size, 1), common.THREADS, stream](
-            dev(item_segment),
-            dev(item_cut),
-            dev(item_base),
-            starts_d,
-            base,
-            parity,
-            buf0,
-            buf1,
-            ranked,
-            tie_mode,
-            grades,
-            gain_mode,
-            gain_table,
-            effective,
-            group_end,
-            values,
+            items, segments.start, ranking, ranked, grades, rules, effective, group_end, values
         )
-        vbuf0, vbuf1, vbase, vparity, _ = self._sort(
-            common.MODE_VALUE,
-            item_base,
-            item_cut,
-            item_cut,
-            scores,
-            grades,
-            None,
-            rules,
-            stream,
-            values,
-        )
+        keys = Keys(common.MODE_VALUE, keys.values, grades, values)  # scores: not read
+        cut_values = Segments(big[item_segment], item_base, item_cut, item_cut)
+        cut_values, ranking = self._sort(keys, cut_values, rules, None, stream)
         score.sum_sorted[_blocks(item_cut.size, 1), common.THREADS, stream](
-            common.MODE_VALUE,
-            dev(big[item_segment]),
-            dev(item_cutoff),
-            dev(item_cut),
-            vbase,
-            vparity,
-            vbuf0,
-            vbuf1,
-            grades,
-            values,
-            gain_mode,
-            gain_table,
-            discount,
-            cutoffs,
-            idcg,
+            keys, cut_values, dev(item_cutoff), ranking, rules, cuts, out.idcg
         )
 
     def _sort(
-        self, mode, starts, n, keep, scores, grades, nonfinite, rules, stream, values=None
-    ) -> tuple[Any, Any, Any, Any, Any]:
-        """The ``keep`` first items of each segment in order (see ``sort.py``).
+        self, keys: Keys, segments: Segments, rules: Rules, nonfinite: Any, stream: Any
+    ) -> tuple[Segments, Sorted]:
+        """The ``count`` first items of each segment (host arrays) in order (see ``sort.py``).
 
-        Returns the two buffers, each segment's base, which buffer holds its result (parity),
-        and a flag per segment set when a NaN score was met (``MODE_RANK``).
+        Returns the segments on the device, and where their items are (:class:`Sorted`; ``bad``
+        flags the segments where a NaN score was met, in ``MODE_RANK``).
         """
         cuda = self.cuda
         cap = common.CAP
         dev = lambda array: self._device(array, stream)  # noqa: E731
-        n = np.asarray(n, dtype=np.int64)
-        keep = np.asarray(keep, dtype=np.int64)
+        n = np.asarray(segments.n, dtype=np.int64)
+        keep = np.asarray(segments.count, dtype=np.int64)
         chunks = -(-n // cap)
         kept0 = np.minimum(keep, cap)
         base = _exclusive(chunks * kept0)
@@ -488,32 +353,15 @@ class Launcher:
         buf0 = cuda.device_array(max(total, 1), np.int64, stream=stream)
         buf1 = cuda.device_array(max(total, 1) if several.any() else 1, np.int64, stream=stream)
         bad = cuda.to_device(np.zeros(n.size, np.int8), stream=stream)
-        tie_mode, tie_key, seed, gain_mode, gain_table = rules
-        values = dev(np.zeros(1)) if values is None else values
         nonfinite = dev(np.zeros(1, np.int64)) if nonfinite is None else nonfinite
         n_chunks = int(chunks.sum())
         chunk_segment = np.repeat(np.arange(n.size, dtype=np.int64), chunks)
         chunk_number = np.arange(n_chunks, dtype=np.int64) - np.repeat(_exclusive(chunks), chunks)
-        n_d, keep_d, base_d = dev(n), dev(kept0), dev(base)
+        segments = self._segments(segments, stream)
+        base_d = dev(base)
+        chunks_d = (dev(chunk_segment), dev(chunk_number))
         sort.sort_chunks[_blocks(n_chunks, 1), common.THREADS, stream](
-            mode,
-            dev(chunk_segment),
-            dev(chunk_number),
-            dev(np.asarray(starts, np.int64)),
-            n_d,
-            keep_d,
-            base_d,
-            scores,
-            grades,
-            values,
-            tie_mode,
-            tie_key,
-            seed,
-            gain_mode,
-            gain_table,
-            buf0,
-            bad,
-            nonfinite,
+            keys, rules, segments, base_d, chunks_d, buf0, bad, nonfinite
         )
         top = int(levels.max()) if levels.size else 0
         if top:
@@ -523,30 +371,20 @@ class Launcher:
                 run = cap << level
                 slots = -(-n[multi] // run) * np.minimum(keep[multi], run)
                 np.cumsum(np.where(levels[multi] > level, slots, 0), out=prefixes[level, 1:])
-            prefixes_d, multi_d, count_d = dev(prefixes), dev(multi), dev(keep)
+            prefixes_d, multi_d = dev(prefixes), dev(multi)
             buffers = (buf0, buf1)
             for level in range(top):
                 slots = int(prefixes[level, -1])
+                src, dst = buffers[level % 2], buffers[(level + 1) % 2]
                 sort.merge_level[_blocks(slots, 256), 256, stream](
-                    level,
-                    prefixes_d[level],
-                    multi_d,
-                    n_d,
-                    count_d,
-                    base_d,
-                    mode,
-                    scores,
-                    grades,
-                    values,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
-                    buffers[level % 2],
-                    buffers[(level + 1) % 2],
+                    keys, rules, segments, base_d, level, (prefixes_d[level], multi_d), src, dst
                 )
-        return buf0, buf1, base_d, dev((levels % 2).astype(np.int8)), bad
+        parity = dev((levels % 2).astype(np.int8))
+        return segments, Sorted(buf0, buf1, base_d, parity, bad)
+
+    def _segments(self, segments: Segments, stream: Any) -> Segments:
+        """Host segments on the device (int64 columns)."""
+        return Segments(*(self._device(np.asarray(a, np.int64), stream) for a in segments))
 
     def release(self) -> None:
         """Free the device memory of calls that returned, now.

@@ -42,7 +42,9 @@ from fastndcg._backends.cuda.common import (
     MODE_RANK,
     SMALL,
     THREADS,
+    Keys,
     block_sum,
+    depth,
     gain,
     row_before,
 )
@@ -62,20 +64,21 @@ def fill(values, x):
 
 
 @cuda.jit(device=True)
-def levels_total(hist, h0, n_levels, level_order, level_gain, discount, discount_prefix, cut):
+def levels_total(hist, h0, levels, cuts, cut):
     """IDCG at ``cut`` from counts of integer grade levels (``hist[h0 + level]``).
 
-    The levels are taken in descending gain order (``level_order``): a level filling ranks
+    The levels are taken in descending gain order (``levels.order``): a level filling ranks
     ``a:b`` adds ``g * d[a] + ... + g * d[b - 1]`` term by term when the run is short (as the
     serial kernels add), else ``g * (D[b] - D[a])`` with ``D`` the discounts' prefix sums.
     """
+    discount, discount_prefix = cuts.discount, cuts.discount_prefix
     total = 0.0
     pos = 0
-    for lv in range(n_levels):
+    for lv in range(levels.count):
         if pos >= cut:
             break
-        level = level_order[lv]
-        value = level_gain[level]
+        level = levels.order[lv]
+        value = levels.gain[level]
         stop = min(pos + hist[h0 + level], cut)
         if stop - pos <= _SHORT_RUN:
             for t in range(pos, stop):
@@ -87,32 +90,14 @@ def levels_total(hist, h0, n_levels, level_order, level_gain, discount, discount
 
 
 @cuda.jit
-def dcg_small(
-    offsets,
-    grades,
-    scores,
-    ranked,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-    discount,
-    discount_prefix,
-    cutoffs,
-    k_max,
-    whole,
-    ideal_mode,
-    max_gain,
-    dcg,
-    idcg,
-    nonfinite,
-):
+def dcg_small(lists, rules, cuts, ideal_mode, max_gain, out):
     """DCG of every query of at most ``SMALL`` rows, one thread per query (serial).
 
     Also IDCG for ``ideal="max"`` (every query) and ``ideal="local"`` (these queries). A query
-    holding a NaN score gets NaN; NaN and infinite scores are counted in ``nonfinite[0]``.
+    holding a NaN score gets NaN; NaN and infinite scores are counted in ``out.nonfinite[0]``.
     """
+    offsets, grades, scores = lists.offsets, lists.grades, lists.scores
+    cutoffs, discount, dcg, idcg = cuts.cutoffs, cuts.discount, out.dcg, out.idcg
     q = cuda.grid(1)
     if q >= offsets.size - 1:
         return
@@ -122,7 +107,7 @@ def dcg_small(
     if ideal_mode == IDEAL_MAX:
         for j in range(n_cut):
             slots = n if cutoffs[j] < 0 else cutoffs[j]
-            idcg[j, q] = max_gain * discount_prefix[slots]
+            idcg[j, q] = max_gain * cuts.discount_prefix[slots]
     if n > SMALL:
         return
     buf = cuda.local.array(SMALL, np.int64)
@@ -130,9 +115,9 @@ def dcg_small(
     group_end = cuda.local.array(SMALL, np.int64)
     prefix = cuda.local.array(_PREFIX, np.float64)
     vals = cuda.local.array(SMALL, np.float64)
-    count = n if whole else min(k_max, n)
-    average = tie_mode == TIE_AVERAGE and not ranked
-    if ranked:
+    count = n if cuts.whole else min(cuts.k_max, n)
+    average = rules.tie_mode == TIE_AVERAGE and not lists.ranked
+    if lists.ranked:
         for t in range(count):
             buf[t] = s + t
     else:
@@ -145,48 +130,25 @@ def dcg_small(
                 if x != x:
                     nan = True
         if bad > 0:
-            cuda.atomic.add(nonfinite, 0, bad)
+            cuda.atomic.add(out.nonfinite, 0, bad)
         if nan:
             for j in range(n_cut):
                 dcg[j, q] = _NAN
                 if ideal_mode == IDEAL_LOCAL:
                     idcg[j, q] = _NAN
             return
+        keys = Keys(MODE_RANK, scores, grades, scores)
         filled = 0
         for i in range(n):  # insertion of row s + i among the `count` best so far
             row = s + i
             if filled < count:
                 p = filled
                 filled += 1
-            elif row_before(
-                MODE_RANK,
-                row,
-                buf[count - 1],
-                scores,
-                grades,
-                scores,
-                tie_mode,
-                tie_key,
-                seed,
-                gain_mode,
-                gain_table,
-            ):
+            elif row_before(keys, row, buf[count - 1], rules):
                 p = count - 1
             else:
                 continue
-            while p > 0 and row_before(
-                MODE_RANK,
-                row,
-                buf[p - 1],
-                scores,
-                grades,
-                scores,
-                tie_mode,
-                tie_key,
-                seed,
-                gain_mode,
-                gain_table,
-            ):
+            while p > 0 and row_before(keys, row, buf[p - 1], rules):
                 buf[p] = buf[p - 1]
                 p -= 1
             buf[p] = row
@@ -204,11 +166,11 @@ def dcg_small(
                 members = 0
                 for i in range(n):
                     if scores[s + i] == level:
-                        total += gain(grades[s + i], gain_mode, gain_table)
+                        total += gain(grades[s + i], rules)
                         members += 1
             else:
                 for u in range(t, stop):
-                    total += gain(grades[buf[u]], gain_mode, gain_table)
+                    total += gain(grades[buf[u]], rules)
             mean = total / members if members > 1 else total
             for u in range(t, stop):
                 mean_gain[u] = mean
@@ -217,19 +179,18 @@ def dcg_small(
             t = stop
     else:
         for t in range(count):
-            prefix[t + 1] = prefix[t] + gain(grades[buf[t]], gain_mode, gain_table) * discount[t]
+            prefix[t + 1] = prefix[t] + gain(grades[buf[t]], rules) * discount[t]
     for j in range(n_cut):
-        cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
-        dcg[j, q] = prefix[cut]
+        dcg[j, q] = prefix[depth(cutoffs[j], n)]
     if ideal_mode != IDEAL_LOCAL:
         return
     for j in range(n_cut):  # the top `cut` rows re-sorted by gain
-        cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+        cut = depth(cutoffs[j], n)
         for t in range(cut):
             if average and group_end[t] > cut:
                 g = mean_gain[t]
             else:
-                g = gain(grades[buf[t]], gain_mode, gain_table)
+                g = gain(grades[buf[t]], rules)
             p = t
             while p > 0 and vals[p - 1] < g:
                 vals[p] = vals[p - 1]
@@ -242,26 +203,11 @@ def dcg_small(
 
 
 @cuda.jit
-def idcg_small(
-    ideal_offsets,
-    ideal_grades,
-    gain_mode,
-    gain_table,
-    n_levels,
-    level_order,
-    level_gain,
-    discount,
-    discount_prefix,
-    cutoffs,
-    k_max,
-    whole,
-    idcg,
-):
+def idcg_small(ideal_offsets, ideal_grades, rules, levels, cuts, idcg):
     """IDCG of every judgment list of at most ``SMALL`` rows, one thread per list (serial).
 
-    With integer grade levels (``n_levels`` of them, in ``level_order``) the levels are counted
-    and taken in descending gain order; otherwise the ``count`` largest gains are selected by
-    insertion.
+    With integer grade levels (``levels.count`` of them) the levels are counted and taken in
+    descending gain order; otherwise the ``count`` largest gains are selected by insertion.
     Each cutoff's sum runs left to right over the ranks, as the Numba kernel's prefix sums.
     """
     q = cuda.grid(1)
@@ -271,24 +217,22 @@ def idcg_small(
     m = ideal_offsets[q + 1] - s
     if m > SMALL:
         return
+    cutoffs = cuts.cutoffs
     n_cut = cutoffs.size
-    count = m if whole else min(k_max, m)
+    count = m if cuts.whole else min(cuts.k_max, m)
     hist = cuda.local.array(MAX_HISTOGRAM_LEVELS, np.int64)
     vals = cuda.local.array(SMALL, np.float64)
-    if n_levels > 0:
-        for lv in range(n_levels):
+    if levels.count > 0:
+        for lv in range(levels.count):
             hist[lv] = 0
         for i in range(m):
             hist[np.int64(ideal_grades[s + i])] += 1
         for j in range(n_cut):
-            cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
-            idcg[j, q] = levels_total(
-                hist, 0, n_levels, level_order, level_gain, discount, discount_prefix, cut
-            )
+            idcg[j, q] = levels_total(hist, 0, levels, cuts, depth(cutoffs[j], m))
         return
     filled = 0
     for i in range(m):
-        g = gain(ideal_grades[s + i], gain_mode, gain_table)
+        g = gain(ideal_grades[s + i], rules)
         if filled < count:
             p = filled
             filled += 1
@@ -301,26 +245,15 @@ def idcg_small(
             p -= 1
         vals[p] = g
     for j in range(n_cut):
-        cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
+        cut = depth(cutoffs[j], m)
         total = 0.0
         for t in range(cut):
-            total += vals[t] * discount[t]
+            total += vals[t] * cuts.discount[t]
         idcg[j, q] = total
 
 
 @cuda.jit
-def idcg_levels(
-    lists,
-    ideal_offsets,
-    ideal_grades,
-    n_levels,
-    level_order,
-    level_gain,
-    discount,
-    discount_prefix,
-    cutoffs,
-    idcg,
-):
+def idcg_levels(lists, ideal_offsets, ideal_grades, levels, cuts, idcg):
     """IDCG of long judgment lists with integer grade levels: one block per list (grid-stride).
 
     The block counts the list's rows per level in shared memory (integer atomics: the counts do
@@ -328,70 +261,50 @@ def idcg_levels(
     """
     hist = cuda.shared.array(MAX_HISTOGRAM_LEVELS, np.int64)
     tid = cuda.threadIdx.x
+    cutoffs = cuts.cutoffs
     for g in range(cuda.blockIdx.x, lists.size, cuda.gridDim.x):
         q = lists[g]
         s = ideal_offsets[q]
         m = ideal_offsets[q + 1] - s
-        for lv in range(tid, n_levels, THREADS):
+        for lv in range(tid, levels.count, THREADS):
             hist[lv] = 0
         cuda.syncthreads()
         for i in range(tid, m, THREADS):
             cuda.atomic.add(hist, np.int64(ideal_grades[s + i]), 1)
         cuda.syncthreads()
         for j in range(tid, cutoffs.size, THREADS):
-            cut = m if cutoffs[j] < 0 else min(cutoffs[j], m)
-            idcg[j, q] = levels_total(
-                hist, 0, n_levels, level_order, level_gain, discount, discount_prefix, cut
-            )
+            idcg[j, q] = levels_total(hist, 0, levels, cuts, depth(cutoffs[j], m))
         cuda.syncthreads()
 
 
 @cuda.jit
-def dcg_finish(
-    seg_query,
-    seg_start,
-    seg_n,
-    seg_count,
-    seg_base,
-    seg_parity,
-    seg_bad,
-    buf0,
-    buf1,
-    ranked,
-    scores,
-    grades,
-    tie_mode,
-    gain_mode,
-    gain_table,
-    discount,
-    cutoffs,
-    effective,
-    group_end,
-    dcg,
-):
+def dcg_finish(segments, ranking, lists, rules, cuts, effective, group_end, dcg):
     """DCG of the queries whose rows were sorted (one block per query, grid-stride).
 
-    The ranking of segment ``g`` is ``buf[seg_base[g]:][:seg_count[g]]`` (``buf0`` or ``buf1``
-    by ``seg_parity``), or the rows in order when ``ranked``. Writes each rank's effective gain
-    (the tie group's mean with ``ties="average"``) to ``effective`` and where its tie group ends
-    to ``group_end`` (at the same positions), for ``ideal="local"``.
+    The ranking of segment ``g`` (query ``segments.query[g]``) is its ``segments.count[g]``
+    rows as ``ranking`` (:class:`~fastndcg._backends.cuda.common.Sorted`) holds them, or the
+    rows in order when ``lists.ranked``. Writes each rank's effective gain (the tie group's mean
+    with ``ties="average"``) to ``effective`` and where its tie group ends to ``group_end`` (at
+    the same positions), for ``ideal="local"``.
     """
     red = cuda.shared.array(THREADS, np.float64)
     tid = cuda.threadIdx.x
+    scores, grades, ranked = lists.scores, lists.grades, lists.ranked
+    cutoffs, discount = cuts.cutoffs, cuts.discount
     n_cut = cutoffs.size
-    average = tie_mode == TIE_AVERAGE and not ranked
-    for g in range(cuda.blockIdx.x, seg_query.size, cuda.gridDim.x):
-        q = seg_query[g]
-        s = seg_start[g]
-        n = seg_n[g]
-        count = seg_count[g]
-        base = seg_base[g]
-        if seg_bad[g] != 0:  # a NaN score: not ranked (the caller raises)
+    average = rules.tie_mode == TIE_AVERAGE and not ranked
+    for g in range(cuda.blockIdx.x, segments.query.size, cuda.gridDim.x):
+        q = segments.query[g]
+        s = segments.start[g]
+        n = segments.n[g]
+        count = segments.count[g]
+        base = ranking.base[g]
+        if ranking.bad[g] != 0:  # a NaN score: not ranked (the caller raises)
             if tid == 0:
                 for j in range(n_cut):
                     dcg[j, q] = _NAN
             continue
-        rows = buf1 if seg_parity[g] != 0 else buf0
+        rows = ranking.buf1 if ranking.parity[g] != 0 else ranking.buf0
         # a tie group reaching the last selected rank may go on beyond it: its whole size and
         # gain come from one pass over the list
         tail_total = 0.0
@@ -402,14 +315,14 @@ def dcg_finish(
             members = 0.0
             for i in range(tid, n, THREADS):
                 if scores[s + i] == level:
-                    part += gain(grades[s + i], gain_mode, gain_table)
+                    part += gain(grades[s + i], rules)
                     members += 1.0
             tail_total = block_sum(red, tid, part)
             tail_members = block_sum(red, tid, members)
         for t in range(tid, count, THREADS):
             row = s + t if ranked else rows[base + t]
             if not average:
-                effective[base + t] = gain(grades[row], gain_mode, gain_table)
+                effective[base + t] = gain(grades[row], rules)
                 continue
             level = scores[row]
             if t > 0 and scores[rows[base + t - 1]] == level:
@@ -423,7 +336,7 @@ def dcg_finish(
             else:
                 total = 0.0
                 for u in range(t, stop):
-                    total += gain(grades[rows[base + u]], gain_mode, gain_table)
+                    total += gain(grades[rows[base + u]], rules)
                 members = stop - t
             mean = total / members if members > 1 else total
             for u in range(t, stop):
@@ -431,7 +344,7 @@ def dcg_finish(
                 group_end[base + u] = t + members
         cuda.syncthreads()
         for j in range(n_cut):
-            cut = n if cutoffs[j] < 0 else min(cutoffs[j], n)
+            cut = depth(cutoffs[j], n)
             part = 0.0
             for t in range(tid, cut, THREADS):
                 part += effective[base + t] * discount[t]
@@ -441,93 +354,66 @@ def dcg_finish(
 
 
 @cuda.jit
-def local_values(
-    item_segment,
-    item_cut,
-    item_base,
-    seg_start,
-    seg_base,
-    seg_parity,
-    buf0,
-    buf1,
-    ranked,
-    tie_mode,
-    grades,
-    gain_mode,
-    gain_table,
-    effective,
-    group_end,
-    values,
-):
+def local_values(items, starts, ranking, ranked, grades, rules, effective, group_end, values):
     """The gains ``ideal="local"`` sorts: the top ``cut`` ranks of a query, for one cutoff.
 
-    Item ``g`` (one per query and cutoff) writes ``values[item_base[g]:][:item_cut[g]]``: the
-    gain of each rank, or its tie group's mean when the group straddles the cutoff.
+    ``items`` holds each item's segment, cut and base: item ``g`` (one per query and cutoff)
+    writes ``values[base[g]:][:cut[g]]``, the gain of each rank of its segment (first row
+    ``starts[segment]``, ranked as ``ranking`` holds it, or in row order when ``ranked``), or
+    its tie group's mean when the group straddles the cutoff.
     """
+    item_segment, item_cut, item_base = items
     tid = cuda.threadIdx.x
-    average = tie_mode == TIE_AVERAGE and not ranked
+    average = rules.tie_mode == TIE_AVERAGE and not ranked
     for g in range(cuda.blockIdx.x, item_segment.size, cuda.gridDim.x):
         seg = item_segment[g]
         cut = item_cut[g]
-        base = seg_base[seg]
-        rows = buf1 if seg_parity[seg] != 0 else buf0
+        base = ranking.base[seg]
+        rows = ranking.buf1 if ranking.parity[seg] != 0 else ranking.buf0
         for t in range(tid, cut, THREADS):
             if average and group_end[base + t] > cut:
                 x = effective[base + t]
             else:
-                row = seg_start[seg] + t if ranked else rows[base + t]
-                x = gain(grades[row], gain_mode, gain_table)
+                row = starts[seg] + t if ranked else rows[base + t]
+                x = gain(grades[row], rules)
             values[item_base[g] + t] = x
 
 
 @cuda.jit
-def sum_sorted(
-    mode,
-    seg_query,
-    seg_cutoff,
-    seg_n,
-    seg_base,
-    seg_parity,
-    buf0,
-    buf1,
-    grades,
-    values,
-    gain_mode,
-    gain_table,
-    discount,
-    cutoffs,
-    idcg,
-):
+def sum_sorted(keys, segments, cutoff_of, ranking, rules, cuts, idcg):
     """IDCG from sorted segments: ``sum(x_r * d_r for r < cut)`` by block reduction.
 
-    ``MODE_GAIN``: segment ``g`` is query ``seg_query[g]``'s judgment list of ``seg_n[g]``
-    rows sorted by gain, summed for every cutoff. ``MODE_VALUE``: the sorted values of one
-    cutoff ``seg_cutoff[g]`` (all ``seg_n[g]`` of them are summed).
+    ``keys.mode`` ``MODE_GAIN``: segment ``g`` is query ``segments.query[g]``'s judgment list
+    of ``segments.n[g]`` rows sorted by gain, summed for every cutoff. ``MODE_VALUE``: the
+    sorted ``keys.values`` of one cutoff ``cutoff_of[g]`` (all ``segments.n[g]`` of them are
+    summed).
     """
     red = cuda.shared.array(THREADS, np.float64)
     tid = cuda.threadIdx.x
-    for g in range(cuda.blockIdx.x, seg_query.size, cuda.gridDim.x):
-        q = seg_query[g]
-        m = seg_n[g]
-        base = seg_base[g]
-        rows = buf1 if seg_parity[g] != 0 else buf0
+    by_gain = keys.mode == MODE_GAIN
+    cutoffs = cuts.cutoffs
+    for g in range(cuda.blockIdx.x, segments.query.size, cuda.gridDim.x):
+        q = segments.query[g]
+        m = segments.n[g]
+        base = ranking.base[g]
+        rows = ranking.buf1 if ranking.parity[g] != 0 else ranking.buf0
         first = 0
         last = cutoffs.size
-        if mode != MODE_GAIN:
-            first = seg_cutoff[g]
+        if not by_gain:
+            first = cutoff_of[g]
             last = first + 1
         for j in range(first, last):
             cut = m
-            if mode == MODE_GAIN and cutoffs[j] >= 0:
+            if by_gain and cutoffs[j] >= 0:
                 cut = min(cutoffs[j], m)
             part = 0.0
             for t in range(tid, cut, THREADS):
                 row = rows[base + t]
-                if mode == MODE_GAIN:
-                    x = gain(grades[row], gain_mode, gain_table)
+                if by_gain:
+                    x = gain(keys.grades[row], rules)
                 else:
-                    x = values[row]
-                part += x * discount[t]
+                    x = keys.values[row]
+                part += x * cuts.discount[t]
             total = block_sum(red, tid, part)
             if tid == 0:
                 idcg[j, q] = total

@@ -67,33 +67,16 @@ def sort_in_shared(k1, k2f, k2u, rows, items, width, tid):
 
 
 @cuda.jit
-def sort_chunks(
-    mode,
-    chunk_segment,
-    chunk_number,
-    seg_start,
-    seg_n,
-    seg_keep,
-    seg_base,
-    scores,
-    grades,
-    values,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-    out,
-    seg_bad,
-    nonfinite,
-):
-    """Sort each chunk in shared memory and keep its first ``seg_keep`` rows in ``out``.
+def sort_chunks(keys, rules, segments, base, chunks, out, bad, nonfinite):
+    """Sort each chunk in shared memory and keep its first rows in ``out``.
 
-    Block ``b`` (grid-stride) sorts chunk ``chunk_number[b]`` of segment ``chunk_segment[b]``
-    and writes its rows to ``out[seg_base + chunk * seg_keep ...]``. In ``MODE_RANK`` a NaN or
-    infinite score adds one to ``nonfinite[0]``, and a NaN marks its segment in ``seg_bad``
+    Block ``b`` (grid-stride) sorts chunk ``number[b]`` of segment ``segment[b]`` (``chunks``
+    holds both) by :func:`common.sort_key` of ``keys`` and ``rules``, and writes its first
+    ``min(segments.count, CAP)`` rows to ``out[base + chunk * that ...]``. In ``MODE_RANK`` a
+    NaN or infinite score adds one to ``nonfinite[0]``, and a NaN marks its segment in ``bad``
     (its order is then meaningless; the caller reports it).
     """
+    chunk_segment, chunk_number = chunks
     k1 = cuda.shared.array(CAP, np.float64)
     k2f = cuda.shared.array(CAP, np.float64)
     k2u = cuda.shared.array(CAP, np.uint64)
@@ -102,30 +85,19 @@ def sort_chunks(
     for block in range(cuda.blockIdx.x, chunk_segment.size, cuda.gridDim.x):
         seg = chunk_segment[block]
         first = chunk_number[block] * CAP
-        length = min(CAP, seg_n[seg] - first)
-        start = seg_start[seg] + first
+        length = min(CAP, segments.n[seg] - first)
+        start = segments.start[seg] + first
         width = 1
         while width < length:
             width *= 2
-        bad = 0
+        n_bad = 0
         nan = 0
         for e in range(tid, width, THREADS):
             if e < length:
                 row = start + e
-                a1, a2f, a2u = sort_key(
-                    mode,
-                    row,
-                    scores,
-                    grades,
-                    values,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
-                )
-                if mode == MODE_RANK and a1 - a1 != 0.0:
-                    bad += 1
+                a1, a2f, a2u = sort_key(keys, row, rules)
+                if keys.mode == MODE_RANK and a1 - a1 != 0.0:
+                    n_bad += 1
                     if a1 != a1:
                         nan = 1
                 k1[e] = a1
@@ -137,44 +109,28 @@ def sort_chunks(
                 k2f[e] = _INF
                 k2u[e] = _MAX_KEY
                 rows[e] = _PAD_ROW + e
-        if bad > 0:
-            cuda.atomic.add(nonfinite, 0, bad)
+        if n_bad > 0:
+            cuda.atomic.add(nonfinite, 0, n_bad)
         if nan > 0:
-            seg_bad[seg] = 1
+            bad[seg] = 1
         cuda.syncthreads()
         sort_in_shared(k1, k2f, k2u, rows, width, width, tid)
-        keep = min(seg_keep[seg], length)
-        target = seg_base[seg] + chunk_number[block] * seg_keep[seg]
-        for e in range(tid, keep, THREADS):
+        kept = min(segments.count[seg], CAP)
+        target = base[seg] + chunk_number[block] * kept
+        for e in range(tid, min(kept, length), THREADS):
             out[target + e] = rows[e]
         cuda.syncthreads()
 
 
 @cuda.jit
-def merge_level(
-    level,
-    slot_prefix,
-    multi_segment,
-    seg_n,
-    seg_count,
-    seg_base,
-    mode,
-    scores,
-    grades,
-    values,
-    tie_mode,
-    tie_key,
-    seed,
-    gain_mode,
-    gain_table,
-    src,
-    dst,
-):
+def merge_level(keys, rules, segments, base, level, slots, src, dst):
     """Merge the runs of level ``level`` pairwise into ``dst`` (one thread per kept item).
 
-    ``slot_prefix`` numbers the kept items of the merging segments ``multi_segment`` in turn:
-    thread ``t`` takes item ``t - slot_prefix[m]`` of segment ``multi_segment[m]``.
+    ``slots`` holds ``slot_prefix`` and ``multi_segment``: ``slot_prefix`` numbers the kept
+    items of the merging segments ``multi_segment`` in turn, and thread ``t`` takes item
+    ``t - slot_prefix[m]`` of segment ``multi_segment[m]``.
     """
+    slot_prefix, multi_segment = slots
     t = cuda.grid(1)
     total = slot_prefix[slot_prefix.size - 1]
     step = cuda.gridsize(1)
@@ -189,53 +145,31 @@ def merge_level(
                 hi = mid
         seg = multi_segment[lo]
         local = t - slot_prefix[lo]
-        n = seg_n[seg]
-        count = seg_count[seg]
+        n = segments.n[seg]
+        count = segments.count[seg]
         run_size = np.int64(CAP) << np.int64(level)
         kept = min(count, run_size)
         r = local // kept
         i = local - r * kept
         natural = min(run_size, n - r * run_size)
         if i < min(kept, natural):
-            base = seg_base[seg]
-            me = src[base + r * kept + i]
+            first = base[seg]
+            me = src[first + r * kept + i]
             next_kept = min(count, 2 * run_size)
-            out = base + (r // 2) * next_kept
+            out = first + (r // 2) * next_kept
             partner = r ^ 1
             if partner * run_size >= n:  # a run without partner moves up unchanged
                 dst[out + i] = me
             else:
                 p_kept = min(kept, min(run_size, n - partner * run_size))
-                p_base = base + partner * kept
-                m1, m2f, m2u = sort_key(
-                    mode,
-                    me,
-                    scores,
-                    grades,
-                    values,
-                    tie_mode,
-                    tie_key,
-                    seed,
-                    gain_mode,
-                    gain_table,
-                )
+                p_base = first + partner * kept
+                m1, m2f, m2u = sort_key(keys, me, rules)
                 a = 0
                 b = p_kept
                 while a < b:  # partner items going before me form a prefix of its run
                     mid = (a + b) // 2
                     other = src[p_base + mid]
-                    o1, o2f, o2u = sort_key(
-                        mode,
-                        other,
-                        scores,
-                        grades,
-                        values,
-                        tie_mode,
-                        tie_key,
-                        seed,
-                        gain_mode,
-                        gain_table,
-                    )
+                    o1, o2f, o2u = sort_key(keys, other, rules)
                     if key_before(o1, o2f, o2u, other, m1, m2f, m2u, me):
                         a = mid + 1
                     else:

@@ -35,39 +35,25 @@ def views(values: np.ndarray, slots: tuple[np.dtype, ...]) -> tuple[tuple[np.nda
 class KernelArgs(NamedTuple):
     """The inputs of the Numba scoring kernel (``numba/score.py``, ``score_queries``).
 
-    ``offsets`` and the grade, score and judgment views are the data; the other fields depend
-    only on the options and on what the plan derived from the data, which lets
-    :class:`fastndcg.Scorer` reuse them for lists of the same length and grade range.
+    Four plain tuples, in the order the kernel names their fields: ``lists`` (offsets, grade
+    views and their code, score views and their code, ranked, and the judgment lists' offsets,
+    views and code), ``rules`` (``score.Rules``: tie mode, tie key, seed, gain mode, gain table),
+    ``cuts`` (discount, its prefix sums, cutoffs, k_max) and ``ideal`` (``score.Ideal``: ideal
+    mode, level order, level gains, max gain). ``tests/backends/test_kernel_args.py`` checks
+    the order. Only ``lists`` holds the data, which lets :class:`fastndcg.Scorer` reuse the
+    others for lists of the same length and grade range.
     """
 
-    offsets: np.ndarray
-    grades: tuple[np.ndarray, ...]
-    grade_code: int
-    scores: tuple[np.ndarray, ...]
-    score_code: int
-    ranked: bool
-    tie_mode: int
-    tie_key: np.ndarray
-    seed: np.uint64
-    gain_mode: int
-    gain_table: np.ndarray
-    level_order: np.ndarray
-    level_gain: np.ndarray
-    discount: np.ndarray
-    discount_prefix: np.ndarray
-    cutoffs: np.ndarray
-    k_max: int
-    ideal_mode: int
-    ideal_offsets: np.ndarray
-    ideal_grades: tuple[np.ndarray, ...]
-    ideal_code: int
-    max_gain: float
+    lists: tuple
+    rules: tuple
+    cuts: tuple
+    ideal: tuple
 
     def packed(self) -> tuple:
-        """The fields as the kernel takes them: a plain tuple, in this order.
+        """The bundles as the kernel takes them: a plain tuple of the four plain tuples.
 
-        Numba's dispatcher types a plain tuple in compiled code and a NamedTuple in Python
-        (about 4 us more a call): the name stays on this side of the call.
+        Numba's dispatcher types plain tuples in compiled code and a NamedTuple in Python
+        (about 4 us more a call): the names stay on the kernel's side of the call.
         """
         return tuple(self)
 
@@ -82,51 +68,24 @@ class KernelArgs(NamedTuple):
 
         For a plan of one list whose ideal is its own grades (any ideal but ``"global"``).
         """
-        return tuple.__new__(  # type: ignore[return-value]  # a fast _replace of six fields
-            KernelArgs,
-            (
-                self.offsets,
-                grades,
-                grade_code,
-                scores,
-                score_code,
-                *self[5:18],
-                self.offsets,
-                grades,
-                grade_code,
-                self.max_gain,
-            ),
-        )
+        offsets = self.lists[0]
+        query = (offsets, grades, grade_code, scores, score_code, False)
+        lists = (*query, offsets, grades, grade_code)  # its own grades are its judgments
+        return tuple.__new__(KernelArgs, (lists, *self[1:]))  # type: ignore[return-value]
 
     @classmethod
     def of(cls, plan: Plan) -> KernelArgs:
         """The kernel's inputs for ``plan``."""
         grades, grade_code = views(plan.grades, GRADE_SLOTS)
         ideal_grades, ideal_code = views(plan.ideal_grades, GRADE_SLOTS)
-        scores, score_code = views(
-            plan.scores if plan.scores is not None else plan.discount[:0], SCORE_SLOTS
-        )
+        ranked = plan.scores is None
+        scores, score_code = views(plan.discount[:0] if ranked else plan.scores, SCORE_SLOTS)
+        queries = (plan.offsets, grades, grade_code, scores, score_code, ranked)
+        judgments = (plan.ideal_offsets, ideal_grades, ideal_code)
+        seed = np.uint64(plan.seed)
         return cls(
-            offsets=plan.offsets,
-            grades=grades,
-            grade_code=grade_code,
-            scores=scores,
-            score_code=score_code,
-            ranked=plan.scores is None,
-            tie_mode=plan.tie_mode,
-            tie_key=plan.tie_key,
-            seed=np.uint64(plan.seed),
-            gain_mode=plan.gain_mode,
-            gain_table=plan.gain_table,
-            level_order=plan.level_order,
-            level_gain=plan.level_gain,
-            discount=plan.discount,
-            discount_prefix=plan.discount_prefix,
-            cutoffs=plan.cutoffs,
-            k_max=plan.k_max,
-            ideal_mode=plan.ideal_mode,
-            ideal_offsets=plan.ideal_offsets,
-            ideal_grades=ideal_grades,
-            ideal_code=ideal_code,
-            max_gain=plan.max_gain,
+            lists=(*queries, *judgments),
+            rules=(plan.tie_mode, plan.tie_key, seed, plan.gain_mode, plan.gain_table),
+            cuts=(plan.discount, plan.discount_prefix, plan.cutoffs, plan.k_max),
+            ideal=(plan.ideal_mode, plan.level_order, plan.level_gain, plan.max_gain),
         )

@@ -151,6 +151,9 @@ class Plan:
     ideal_grades: np.ndarray
     max_gain: float
     device_offsets: Any = None  # ``offsets`` where the grades are, when given there
+    # every cutoff at most 32, scores given, and an ideal that needs no sort (integer grade
+    # levels, "max" or "local"): a backend may rank the top by its short-cutoff path
+    top_path: bool = False
 
     @property
     def n_queries(self) -> int:

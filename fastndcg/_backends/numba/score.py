@@ -77,6 +77,7 @@ from fastndcg._contract.codes import (
     TIE_PESSIMISTIC,
     TIE_RANDOM,
     TIE_STABLE,
+    TOP_PATH_DEPTH,
 )
 
 _GOLDEN = np.uint64(SPLITMIX_GOLDEN)
@@ -86,14 +87,16 @@ _MERGE_RUN = 32  # insertion-sorted runs before merging
 SMALL_SELECT = 128  # selections up to this size use an insertion buffer instead of a sort
 RANK_BY_COUNT = 256  # up to this many rows, rank by counting (n * n branch-free comparisons)
 _SAMPLE = 32  # scores sampled to narrow long candidate lists
-_COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a histogram)
+_PACKED_LEVELS = 8  # grade levels counted in two packed words (more: by a histogram) ...
+_PACKED_ROWS = 1 << 16  # ... in lists shorter than this (16-bit counters)
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
 _EXACT_SUM = 2.0**53  # integer gains whose magnitudes sum below this add exactly, in any order
 _PAD = 16  # counting loops compare whole blocks of this many rows
 _PAD32 = 32  # ... and of this many float32 values (8 per vector, 4 vectors per step)
-_FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
+_FEW = TOP_PATH_DEPTH  # selections up to this size take the lane bound (16 or 32 lanes)
+_TOP_CANDIDATES = 64  # the short-cutoff path ranks up to this many candidates (more: general)
 _WEAK_BOUND = 4  # deeper selections from lists shorter than this many times their size skip
 # the column bound (each column holds too few rows for its maximum to exclude many)
 
@@ -817,19 +820,27 @@ def _sort_desc(values, n):
         _sift_down(values, np.int64(0), end)  # an int64 root: no second compile for root 0
 
 
-@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _count_level(grades, n, level):
-    """How many of ``grades[:n]`` equal ``level``: one vectorised comparison pass."""
-    value = np.float64(level)
-    found = 0
+@njit(cache=True, _nrt=False)
+def _level_words(column, n):
+    """The rows of each grade level 0..7 of ``column[:n]`` (``n < 2**16``), in two packed words.
+
+    Level ``l`` is counted in bits ``16 * (l % 4)`` to ``16 * (l % 4) + 15`` of word ``l // 4``:
+    one vectorised pass adds a shifted one per row, where a comparison pass per level would
+    read the grades once for each level. ``column`` may be of any grade dtype (read in place).
+    """
+    low = np.uint64(0)
+    high = np.uint64(0)
     for i in range(np.uint64(n)):
-        found += grades[i] == value
-    return found
+        level = np.uint64(column[i])
+        bit = np.uint64(1) << ((level & np.uint64(3)) << np.uint64(4))
+        low += np.uint64(0) if level > np.uint64(3) else bit
+        high += bit if level > np.uint64(3) else np.uint64(0)
+    return low, high
 
 
 @njit(cache=True, _nrt=False)
-def _count_levels(hist, grades, n):
-    """Add the histogram of the integer grade levels of ``grades[:n]`` to ``hist``.
+def _count_levels(hist, column, n):
+    """Add the histogram of the integer grade levels of ``column[:n]`` to ``hist``.
 
     ``hist`` holds four copies of the ``L`` levels; rows are counted into the copies in turn,
     which breaks the store-to-load chain of consecutive rows with the same grade.
@@ -837,62 +848,80 @@ def _count_levels(hist, grades, n):
     n_levels = hist.size // 4
     i = 0
     while i + 4 <= n:
-        hist[np.int64(grades[i])] += 1
-        hist[n_levels + np.int64(grades[i + 1])] += 1
-        hist[2 * n_levels + np.int64(grades[i + 2])] += 1
-        hist[3 * n_levels + np.int64(grades[i + 3])] += 1
+        hist[np.int64(column[i])] += 1
+        hist[n_levels + np.int64(column[i + 1])] += 1
+        hist[2 * n_levels + np.int64(column[i + 2])] += 1
+        hist[3 * n_levels + np.int64(column[i + 3])] += 1
         i += 4
     while i < n:
-        hist[np.int64(grades[i])] += 1
+        hist[np.int64(column[i])] += 1
         i += 1
 
 
 @njit(cache=True, _nrt=False)
-def _ideal_prefix(prefix, vals, hist, grades, n, count, rules, ideal, discount):
+def _level_rows(level_rows, hist, column, n):
+    """``level_rows[l]`` = how many of ``column[:n]`` are grade level ``l``, for every level.
+
+    Up to :data:`_PACKED_LEVELS` levels in lists shorter than :data:`_PACKED_ROWS`, by
+    :func:`_level_words`; otherwise by a histogram (``hist``: four copies of the levels, zeros
+    between uses).
+    """
+    n_levels = level_rows.size
+    if n_levels <= _PACKED_LEVELS and n < _PACKED_ROWS:
+        low, high = _level_words(column, n)
+        for level in range(n_levels):
+            word = low if level < 4 else high
+            level_rows[level] = (word >> np.uint64(16 * (level % 4))) & np.uint64(0xFFFF)
+        return
+    _count_levels(hist, column, n)
+    for level in range(n_levels):
+        level_rows[level] = 0
+        for copy in range(4):
+            level_rows[level] += hist[copy * n_levels + level]
+    hist[:] = 0
+
+
+@njit(cache=True, _nrt=False)
+def _ideal_from_levels(prefix, level_rows, count, ideal, discount):
+    """``prefix[r]`` for ``r <= count``: the levels' rows in descending gain order, ranked.
+
+    The levels are taken in descending gain order until ``count`` ranks are filled; the rows
+    of levels without gain (and all after them) add nothing.
+    """
+    level_order, level_gain = ideal.level_order, ideal.level_gain
+    useful = level_order.size
+    while useful > 0 and level_gain[level_order[useful - 1]] == 0.0:
+        useful -= 1
+    prefix[0] = 0.0
+    pos = 0
+    for lv in range(useful):
+        if pos >= count:
+            break
+        level = level_order[lv]
+        g = level_gain[level]
+        filled = level_rows[level]
+        stop = min(pos + filled, count)
+        for t in range(pos, stop):
+            prefix[t + 1] = prefix[t] + g * discount[t]
+        pos += filled
+    if pos < count:  # the ranks of rows without gain keep the sum: a fill, not a chain
+        last = prefix[pos]
+        for t in range(pos + 1, count + 1):
+            prefix[t] = last
+
+
+@njit(cache=True, _nrt=False)
+def _ideal_prefix(prefix, vals, level_rows, hist, grades, n, count, rules, ideal, discount):
     """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``.
 
-    With integer grade levels, the levels are taken in descending gain order until ``count``
-    ranks are filled; the rows of levels without gain (and all after them) add nothing. Up to
-    :data:`_COMPARE_LEVELS` levels each is counted when reached, by one comparison pass (few
-    passes for shallow cutoffs, where the best levels fill the ranks); more levels are counted
-    into a histogram first.
+    With integer grade levels, from the rows of each level (:func:`_ideal_from_levels`);
+    otherwise from a selection on the gains.
     """
-    prefix[0] = 0.0
-    level_order, level_gain = ideal.level_order, ideal.level_gain
-    n_levels = level_order.size
-    if n_levels > 0:
-        compare = n_levels <= _COMPARE_LEVELS
-        if not compare:
-            _count_levels(hist, grades, n)
-        useful = n_levels
-        while useful > 0 and level_gain[level_order[useful - 1]] == 0.0:
-            useful -= 1
-        pos = 0
-        for lv in range(useful):
-            if pos >= count:
-                break
-            level = level_order[lv]
-            if compare:
-                filled = _count_level(grades, n, level)
-            else:
-                filled = (
-                    hist[level]
-                    + hist[n_levels + level]
-                    + hist[2 * n_levels + level]
-                    + hist[3 * n_levels + level]
-                )
-            g = level_gain[level]
-            stop = min(pos + filled, count)
-            for t in range(pos, stop):
-                prefix[t + 1] = prefix[t] + g * discount[t]
-            pos += filled
-        if pos < count:  # the ranks of rows without gain keep the sum: a fill, not a chain
-            last = prefix[pos]
-            for t in range(pos + 1, count + 1):
-                prefix[t] = last
-        if not compare:
-            hist[:] = 0
+    if ideal.level_order.size > 0:
+        _level_rows(level_rows, hist, grades, n)
+        _ideal_from_levels(prefix, level_rows, count, ideal, discount)
         return
+    prefix[0] = 0.0
     if count > SMALL_SELECT or count == n:
         for t in range(n):
             vals[t] = _gain(grades[t], rules)
@@ -937,6 +966,338 @@ def _local_ideal(vals, buf, mean_gain, group_end, cut, average, grades, rules, d
 
 
 # ---------------------------------------------------------------------------------------------
+# the short-cutoff path: the columns read in place, the top ranks counted (see _top_queries)
+
+
+@njit(cache=True, _nrt=False)
+def _lane_maxima(lanes, check, column, n, width):
+    """``lanes[j]`` = the largest of ``column[i]`` for ``i % width == j`` (-inf for none).
+
+    ``check[j]`` sums ``x - x`` over the same rows: NaN where one of them is NaN or infinite,
+    zero otherwise (the check costs one vector subtraction and addition, not a pass of its
+    own). Element-wise over the lanes, so it vectorises (``width`` is 16 or 32).
+    """
+    un = np.uint64(n)
+    w = np.uint64(width)
+    for j in range(w):
+        lanes[j] = -np.inf
+        check[j] = 0.0
+    full = un - un % w
+    for row in range(np.uint64(0), full, w):
+        for j in range(w):
+            x = np.float64(column[row + j])
+            lanes[j] = x if x > lanes[j] else lanes[j]
+            check[j] += x - x
+    for j in range(un - full):
+        x = np.float64(column[full + j])
+        lanes[j] = x if x > lanes[j] else lanes[j]
+        check[j] += x - x
+
+
+@njit(cache=True, _nrt=False)
+def _compact(cand, column, n, bound):
+    """The positions of ``column[:n]`` scoring ``bound`` or more into ``cand``, in input order.
+
+    Branch-free (``cand`` has room for ``n``): a branch would mispredict on every candidate.
+    """
+    m = np.uint64(0)
+    for i in range(np.uint64(n)):
+        cand[m] = i
+        m += np.uint64(column[i] >= bound)
+    return np.int64(m)
+
+
+@njit(cache=True, inline="always", fastmath={"nnan", "nsz"})
+def _ordered(a, b):
+    """``(a, b)`` with the larger first: a compare-exchange of a sorting network."""
+    return max(a, b), min(a, b)
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _sort16(values):
+    """Sort ``values[:16]`` (no NaN) in descending order, by a sorting network.
+
+    Green's network of 60 compare-exchanges in 10 layers (Knuth, TAOCP vol. 3, 5.3.4): on
+    values held in registers it is straight-line code of minima and maxima, without a branch
+    or a memory round trip, 4x faster here than counting ranks 16 x 16 (which ran as a vector
+    loop with a conversion of every comparison mask).
+    """
+    a0, a1, a2, a3 = values[0], values[1], values[2], values[3]
+    a4, a5, a6, a7 = values[4], values[5], values[6], values[7]
+    a8, a9, a10, a11 = values[8], values[9], values[10], values[11]
+    a12, a13, a14, a15 = values[12], values[13], values[14], values[15]
+    a0, a13, a1, a12, a2, a15 = *_ordered(a0, a13), *_ordered(a1, a12), *_ordered(a2, a15)
+    a3, a14, a4, a8, a5, a6 = *_ordered(a3, a14), *_ordered(a4, a8), *_ordered(a5, a6)
+    a7, a11, a9, a10 = *_ordered(a7, a11), *_ordered(a9, a10)
+    a0, a5, a1, a7, a2, a9 = *_ordered(a0, a5), *_ordered(a1, a7), *_ordered(a2, a9)
+    a3, a4, a6, a13, a8, a14 = *_ordered(a3, a4), *_ordered(a6, a13), *_ordered(a8, a14)
+    a10, a15, a11, a12 = *_ordered(a10, a15), *_ordered(a11, a12)
+    a0, a1, a2, a3, a4, a5 = *_ordered(a0, a1), *_ordered(a2, a3), *_ordered(a4, a5)
+    a6, a8, a7, a9, a10, a11 = *_ordered(a6, a8), *_ordered(a7, a9), *_ordered(a10, a11)
+    a12, a13, a14, a15 = *_ordered(a12, a13), *_ordered(a14, a15)
+    a0, a2, a1, a3, a4, a10 = *_ordered(a0, a2), *_ordered(a1, a3), *_ordered(a4, a10)
+    a5, a11, a6, a7, a8, a9 = *_ordered(a5, a11), *_ordered(a6, a7), *_ordered(a8, a9)
+    a12, a14, a13, a15 = *_ordered(a12, a14), *_ordered(a13, a15)
+    a1, a2, a3, a12, a4, a6 = *_ordered(a1, a2), *_ordered(a3, a12), *_ordered(a4, a6)
+    a5, a7, a8, a10, a9, a11 = *_ordered(a5, a7), *_ordered(a8, a10), *_ordered(a9, a11)
+    a13, a14 = _ordered(a13, a14)
+    a1, a4, a2, a6, a5, a8 = *_ordered(a1, a4), *_ordered(a2, a6), *_ordered(a5, a8)
+    a7, a10, a9, a13, a11, a14 = *_ordered(a7, a10), *_ordered(a9, a13), *_ordered(a11, a14)
+    a2, a4, a3, a6, a9, a12 = *_ordered(a2, a4), *_ordered(a3, a6), *_ordered(a9, a12)
+    a11, a13 = _ordered(a11, a13)
+    a3, a5, a6, a8, a7, a9 = *_ordered(a3, a5), *_ordered(a6, a8), *_ordered(a7, a9)
+    a10, a12 = _ordered(a10, a12)
+    a3, a4, a5, a6, a7, a8 = *_ordered(a3, a4), *_ordered(a5, a6), *_ordered(a7, a8)
+    a9, a10, a11, a12 = *_ordered(a9, a10), *_ordered(a11, a12)
+    a6, a7, a8, a9 = *_ordered(a6, a7), *_ordered(a8, a9)
+    values[0], values[1], values[2], values[3] = a0, a1, a2, a3
+    values[4], values[5], values[6], values[7] = a4, a5, a6, a7
+    values[8], values[9], values[10], values[11] = a8, a9, a10, a11
+    values[12], values[13], values[14], values[15] = a12, a13, a14, a15
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _count_higher(above, values, m, width):
+    """``above[c]`` = how many of ``values[:m]`` are higher than ``values[c]``, for ``c < width``.
+
+    ``width`` (a multiple of 16, known at run time only) bounds the counting loops, whose
+    inner blocks of 16 comparisons LLVM unrolls and vectorises across the values ``c``;
+    ``values`` is padded to ``width`` with -inf (which is higher than no value).
+    """
+    for c in range(np.uint64(width)):
+        above[c] = 0
+    for block in range(np.uint64(0), np.uint64(width), np.uint64(16)):
+        for c in range(np.uint64(width)):
+            x = values[c]
+            a = above[c]
+            for d in range(16):
+                a += values[block + d] > x
+            above[c] = a
+
+
+@njit(cache=True, _nrt=False)
+def _top_bound(lanes, check, above, views, code, s, n, count):
+    """A lower bound of the count-th best score of rows ``s:s+n`` (``count <= 32``), or NaN.
+
+    The count-th largest of 16 (or 32) lane maxima is reached by ``count`` different rows, so
+    it is at most the count-th best score. NaN when a score is NaN or infinite (the general
+    path counts them). The scores are read in place, in slot ``code`` of ``views``.
+    """
+    width = 16 if count <= 16 else 32
+    if code == 0:
+        _lane_maxima(lanes, check, views[0][s : s + n], n, width)
+    else:
+        _lane_maxima(lanes, check, views[1][s : s + n], n, width)
+    total = 0.0
+    for j in range(width):
+        total += check[j]
+    if total != 0.0:
+        return np.nan
+    if width == 16:
+        _sort16(lanes)
+        return lanes[count - 1]
+    _count_higher(above, lanes, width, width)
+    bound = np.inf
+    for c in range(width):
+        x = lanes[c]
+        bound = x if (above[c] < count) & (x < bound) else bound
+    return bound
+
+
+@njit(cache=True, _nrt=False)
+def _top_candidates(cand, values, views, code, s, n, bound, most):
+    """Rows ``s:s+n`` scoring ``bound`` or more: positions in ``cand``, scores in ``values``.
+
+    Returns how many, or -1 when there are more than ``most`` (heavy ties).
+    """
+    if code == 0:
+        m = _compact(cand, views[0][s : s + n], n, bound)
+    else:
+        m = _compact(cand, views[1][s : s + n], n, bound)
+    if m > most:
+        return -1
+    for c in range(m):
+        values[c] = views[0][s + cand[c]] if code == 0 else np.float64(views[1][s + cand[c]])
+    return m
+
+
+@njit(cache=True, _nrt=False)
+def _top_order(at, cand, values, bits, above, m, count):
+    """``at[r]`` = the candidate ranked ``r`` for ``r < count``; False on a tie in the top.
+
+    Tie rules differ only where scores tie: without a tie among the ``count`` best (or
+    between the last of them and the next), every rule ranks alike; with one, the general
+    path applies the rule. Up to 16 candidates are sorted by :func:`_sort16` on keys: each
+    score with the candidate's number in its 4 lowest bits (``bits`` views ``values``).
+    Rounding those bits away keeps the order of scores that differ above them (the order of
+    floats is that of their bit patterns, reversed for negative ones), and scores that agree
+    above them are caught as a tie. More candidates are ranked by counting
+    (:func:`_count_higher`), ties caught by two candidates with the same count.
+    ``values`` has room for :data:`_TOP_CANDIDATES` entries, padded with -inf here.
+    """
+    if m <= 16:
+        for c in range(m):
+            x = values[c] + 0.0  # -0.0 as 0.0: they tie
+            values[c] = x
+            bits[c] = (bits[c] & ~np.int64(15)) | c
+        for c in range(m, 16):
+            values[c] = -np.inf
+        _sort16(values)
+        shared = False
+        for r in range(min(count, m - 1)):
+            shared |= (bits[r] >> 4) == (bits[r + 1] >> 4)
+        for r in range(count):
+            at[r] = cand[bits[r] & 15]
+        return not shared
+    width = (m + 15) & ~15
+    for c in range(m, width):
+        values[c] = -np.inf
+    _count_higher(above, values, m, width)
+    seen = np.uint64(0)
+    shared = np.uint64(0)
+    for c in range(m):
+        a = above[c]
+        bit = np.uint64(a < count) << np.uint64(min(a, 63))
+        shared |= seen & bit
+        seen |= bit
+        at[min(a, count)] = cand[c]
+    return shared == 0
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _grade_at(views, code, row):
+    """The grade of ``row`` in slot ``code`` of the grade ``views``, as float64."""
+    if code == 0:
+        return views[0][row]
+    if code == 1:
+        return np.float64(views[1][row])
+    if code == 2:
+        return np.float64(views[2][row])
+    if code == 3:
+        return np.float64(views[3][row])
+    if code == 4:
+        return np.float64(views[4][row])
+    if code == 5:
+        return np.float64(views[5][row])
+    return np.float64(views[6][row])
+
+
+@njit(cache=True, _nrt=False)
+def _levels_in_place(level_rows, hist, views, code, s, n):
+    """:func:`_level_rows` of rows ``s:s+n`` of slot ``code`` of the grade ``views``."""
+    if code == 0:
+        _level_rows(level_rows, hist, views[0][s : s + n], n)
+    elif code == 1:
+        _level_rows(level_rows, hist, views[1][s : s + n], n)
+    elif code == 2:
+        _level_rows(level_rows, hist, views[2][s : s + n], n)
+    elif code == 3:
+        _level_rows(level_rows, hist, views[3][s : s + n], n)
+    elif code == 4:
+        _level_rows(level_rows, hist, views[4][s : s + n], n)
+    elif code == 5:
+        _level_rows(level_rows, hist, views[5][s : s + n], n)
+    else:
+        _level_rows(level_rows, hist, views[6][s : s + n], n)
+
+
+@njit(cache=True, nogil=True)
+def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending):
+    """Score queries ``q0:q1`` by the short-cutoff path; the others' numbers go to ``pending``.
+
+    For plans whose cutoffs are all at most :data:`_FEW` and whose ideal needs no sort (the
+    plan chooses it: ``top_path``). Per query, with ``count = min(k_max, n)``:
+
+    1. one pass over the scores, in place: the maxima of 16 (or 32) lanes and the check for
+       NaN and infinite scores; the count-th largest lane maximum bounds the count-th best;
+    2. a second pass keeps the rows reaching the bound (about ``count + 3`` of them);
+    3. their order (:func:`_top_order`); the gains of the ``count`` best, by rank, and their
+       prefix sums, as the general path adds them;
+    4. IDCG: the grade levels counted in one pass (in place), or the largest gain, or the top
+       gains sorted (``ideal="local"``).
+
+    A query goes to ``pending`` (the general path) when a score is NaN or infinite, when
+    candidates tie among the best ``count`` (the tie rule decides there), when more than
+    :data:`_TOP_CANDIDATES` rows reach the bound, or when it is empty. Returns how many queries are pending.
+    """
+    offsets, grade_views, grade_code, score_views, score_code = inputs[0][:5]
+    ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
+    discount, discount_prefix, cutoffs, k_max = inputs[2][:4]
+    rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
+    n_cut = cutoffs.size
+    longest = 0
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    lanes = np.empty(_FEW, dtype=np.float64)
+    check = np.empty(_FEW, dtype=np.float64)
+    above = np.empty(_TOP_CANDIDATES, dtype=np.int64)
+    cand = np.empty(max(longest, 1), dtype=np.int64)
+    values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
+    bits = values.view(np.int64)  # ... as bit patterns (ranking keys)
+    at = np.empty(k_max + 1, dtype=np.int64)  # the candidate at each rank (one overflow slot)
+    gains = np.empty(k_max, dtype=np.float64)  # the gain at each rank
+    sums = np.empty(k_max + 1, dtype=np.float64)
+    ideal_sums = np.empty(k_max + 1, dtype=np.float64)
+    vals = np.empty(k_max, dtype=np.float64)
+    level_rows = np.empty(ideal.level_order.size, dtype=np.int64)
+    hist = np.zeros(4 * max(ideal.level_order.size, 1), dtype=np.int64)
+    n_pending = 0
+    for q in range(q0, q1):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        si = s
+        m_ideal = n
+        if ideal.mode == IDEAL_GLOBAL:
+            si = ideal_offsets[q]
+            m_ideal = ideal_offsets[q + 1] - si
+        if n == 0:
+            pending[n_pending] = q
+            n_pending += 1
+            continue
+        count = min(k_max, n)
+        # 1-2. the rows that may rank among the best `count`
+        bound = _top_bound(lanes, check, above, score_views, score_code, s, n, count)
+        m = -1
+        if bound == bound:  # not NaN: every score finite
+            m = _top_candidates(cand, values, score_views, score_code, s, n, bound, _TOP_CANDIDATES)
+        if m < 0 or not _top_order(at, cand, values, bits, above, m, count):
+            pending[n_pending] = q
+            n_pending += 1
+            continue
+        # 3. DCG: gains by rank, summed in rank order
+        sums[0] = 0.0
+        for r in range(count):
+            gain = _gain(_grade_at(grade_views, grade_code, s + at[r]), rules)
+            gains[r] = gain
+            sums[r + 1] = sums[r] + gain * discount[r]
+        for j in range(n_cut):
+            dcg_out[j, q] = sums[min(cutoffs[j], n)]
+        # 4. IDCG
+        if ideal.mode == IDEAL_MAX:
+            for j in range(n_cut):
+                idcg_out[j, q] = ideal.max_gain * discount_prefix[cutoffs[j]]
+        elif ideal.mode == IDEAL_LOCAL:
+            for j in range(n_cut):
+                cut = min(cutoffs[j], n)
+                for t in range(cut):
+                    vals[t] = gains[t]
+                _sort_desc(vals, cut)
+                total = 0.0
+                for t in range(cut):
+                    total += vals[t] * discount[t]
+                idcg_out[j, q] = total
+        else:
+            if ideal.mode == IDEAL_GLOBAL:
+                _levels_in_place(level_rows, hist, ideal_views, ideal_code, si, m_ideal)
+            else:
+                _levels_in_place(level_rows, hist, grade_views, grade_code, s, n)
+            _ideal_from_levels(ideal_sums, level_rows, min(k_max, m_ideal), ideal, discount)
+            for j in range(n_cut):
+                idcg_out[j, q] = ideal_sums[min(cutoffs[j], m_ideal)]
+    return n_pending
+
+
+# ---------------------------------------------------------------------------------------------
 # driver
 
 
@@ -969,8 +1330,13 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     # fields would be counted references: 0.17 us more a call, 5% of a one-list call)
     offsets, grade_views, grade_code, score_views, score_code, ranked = inputs[0][:6]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
-    discount, discount_prefix, cutoffs, k_max = inputs[2]
+    discount, discount_prefix, cutoffs, k_max, top_path = inputs[2]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
+    # the short-cutoff path first; the queries it leaves (and all, without it) follow here
+    pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
+    n_pending = q1 - q0
+    if top_path:
+        n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending)
     n_cut = cutoffs.size
     whole = False
     for j in range(n_cut):
@@ -1000,6 +1366,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     pool = np.empty(size, dtype=np.float64)  # the gains of a tie group
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)  # ideal gains
+    level_rows = np.empty(ideal.level_order.size, dtype=np.int64)
     hist = np.zeros(4 * max(ideal.level_order.size, 1), dtype=np.int64)
     # DCG by counted ranks ranks nothing: it borrows the ranking's and the prefix sums' buffers
     counting = Counting(
@@ -1020,7 +1387,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     by_count = input_order_ties and ideal.mode != IDEAL_LOCAL
     nonfinite = 0
 
-    for q in range(q0, q1):
+    for p in range(n_pending):
+        q = pending[p] if top_path else q0 + p
         s = offsets[q]
         n = offsets[q + 1] - s
         count = n if whole else min(k_max, n)
@@ -1137,7 +1505,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 _load_grades(ideal_views, ideal_code, si, m, ig)
                 judged = ig
             ideal_count = m if whole else min(k_max, m)
-            _ideal_prefix(ideal_prefix, vals, hist, judged, m, ideal_count, rules, ideal, discount)
+            _ideal_prefix(
+                ideal_prefix, vals, level_rows, hist, judged, m, ideal_count, rules, ideal, discount
+            )
             for j in range(n_cut):
                 idcg_out[j, q] = ideal_prefix[_depth(cutoffs[j], m)]
     return nonfinite

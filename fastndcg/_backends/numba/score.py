@@ -68,6 +68,7 @@ from fastndcg._contract.codes import (
     IDEAL_GLOBAL,
     IDEAL_LOCAL,
     IDEAL_MAX,
+    IDEAL_RECALL,
     SPLITMIX_GOLDEN,
     SPLITMIX_MIX1,
     SPLITMIX_MIX2,
@@ -882,44 +883,38 @@ def _level_rows(level_rows, hist, column, n):
 
 
 @njit(cache=True, _nrt=False)
-def _ideal_from_levels(prefix, level_rows, count, ideal, discount):
-    """``prefix[r]`` for ``r <= count``: the levels' rows in descending gain order, ranked.
+def _ideal_gains(gains, level_rows, count, ideal):
+    """``gains[r]`` = the gain at rank ``r < count`` of the ideal ranking of ``level_rows``.
 
-    The levels are taken in descending gain order until ``count`` ranks are filled; the rows
-    of levels without gain (and all after them) add nothing.
+    Branch-free: each level fills the ranks its rows take by selects over all ``count`` ranks,
+    where a loop over its own ranks would end at a different rank in every query (a
+    mispredicted branch per level). Ranks past the levels with a gain get 0.0, which adds
+    nothing to a sum that is never -0.0.
     """
     level_order, level_gain = ideal.level_order, ideal.level_gain
-    useful = level_order.size
-    while useful > 0 and level_gain[level_order[useful - 1]] == 0.0:
-        useful -= 1
-    prefix[0] = 0.0
-    pos = 0
-    for lv in range(useful):
-        if pos >= count:
-            break
+    for r in range(np.uint64(count)):
+        gains[r] = 0.0
+    start = 0
+    for lv in range(level_order.size):
         level = level_order[lv]
+        stop = start + level_rows[level]
         g = level_gain[level]
-        filled = level_rows[level]
-        stop = min(pos + filled, count)
-        for t in range(pos, stop):
-            prefix[t + 1] = prefix[t] + g * discount[t]
-        pos += filled
-    if pos < count:  # the ranks of rows without gain keep the sum: a fill, not a chain
-        last = prefix[pos]
-        for t in range(pos + 1, count + 1):
-            prefix[t] = last
+        for r in range(np.uint64(count)):
+            gains[r] = g if (start <= np.int64(r)) & (np.int64(r) < stop) else gains[r]
+        start = stop
 
 
 @njit(cache=True, _nrt=False)
 def _ideal_prefix(prefix, vals, level_rows, hist, grades, n, count, rules, ideal, discount):
     """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``.
 
-    With integer grade levels, from the rows of each level (:func:`_ideal_from_levels`);
-    otherwise from a selection on the gains.
+    With integer grade levels, from the rows of each level (:func:`_ideal_gains`); otherwise
+    from a selection on the gains.
     """
     if ideal.level_order.size > 0:
         _level_rows(level_rows, hist, grades, n)
-        _ideal_from_levels(prefix, level_rows, count, ideal, discount)
+        _ideal_gains(vals, level_rows, count, ideal)
+        _prefix_sums(prefix, vals, count, discount)
         return
     prefix[0] = 0.0
     if count > SMALL_SELECT or count == n:
@@ -969,29 +964,35 @@ def _local_ideal(vals, buf, mean_gain, group_end, cut, average, grades, rules, d
 # the short-cutoff path: the columns read in place, the top ranks counted (see _top_queries)
 
 
-@njit(cache=True, _nrt=False)
-def _lane_maxima(lanes, check, column, n, width):
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _lane_maxima(lanes, column, n, width):
     """``lanes[j]`` = the largest of ``column[i]`` for ``i % width == j`` (-inf for none).
 
-    ``check[j]`` sums ``x - x`` over the same rows: NaN where one of them is NaN or infinite,
-    zero otherwise (the check costs one vector subtraction and addition, not a pass of its
-    own). Element-wise over the lanes, so it vectorises (``width`` is 16 or 32).
+    Element-wise over the lanes, so it vectorises (``width`` is 16 or 32). Without NaN (the
+    caller checks first), a maximum is one vector instruction and the lanes a plain store: a
+    compare and a masked store instead cost a stall on every block (the next block's load
+    cannot be served from a masked store).
     """
     un = np.uint64(n)
     w = np.uint64(width)
     for j in range(w):
         lanes[j] = -np.inf
-        check[j] = 0.0
     full = un - un % w
     for row in range(np.uint64(0), full, w):
         for j in range(w):
-            x = np.float64(column[row + j])
-            lanes[j] = x if x > lanes[j] else lanes[j]
-            check[j] += x - x
+            lanes[j] = max(lanes[j], np.float64(column[row + j]))
     for j in range(un - full):
-        x = np.float64(column[full + j])
-        lanes[j] = x if x > lanes[j] else lanes[j]
-        check[j] += x - x
+        lanes[j] = max(lanes[j], np.float64(column[full + j]))
+
+
+@njit(cache=True, _nrt=False)
+def _all_finite(column, n):
+    """Whether no value of ``column[:n]`` is NaN or infinite (a vectorised pass)."""
+    bad = 0
+    for i in range(np.uint64(n)):
+        x = np.float64(column[i])
+        bad += (x - x) != 0.0  # NaN for inf and NaN, 0 otherwise
+    return bad == 0
 
 
 @njit(cache=True, _nrt=False)
@@ -1075,8 +1076,8 @@ def _count_higher(above, values, m, width):
             above[c] = a
 
 
-@njit(cache=True, _nrt=False)
-def _top_bound(lanes, check, above, views, code, s, n, count):
+@njit(cache=True, _nrt=False, inline="always")
+def _top_bound(lanes, above, views, code, s, n, count):
     """A lower bound of the count-th best score of rows ``s:s+n`` (``count <= 32``), or NaN.
 
     The count-th largest of 16 (or 32) lane maxima is reached by ``count`` different rows, so
@@ -1085,14 +1086,13 @@ def _top_bound(lanes, check, above, views, code, s, n, count):
     """
     width = 16 if count <= 16 else 32
     if code == 0:
-        _lane_maxima(lanes, check, views[0][s : s + n], n, width)
+        if not _all_finite(views[0][s : s + n], n):
+            return np.nan
+        _lane_maxima(lanes, views[0][s : s + n], n, width)
     else:
-        _lane_maxima(lanes, check, views[1][s : s + n], n, width)
-    total = 0.0
-    for j in range(width):
-        total += check[j]
-    if total != 0.0:
-        return np.nan
+        if not _all_finite(views[1][s : s + n], n):
+            return np.nan
+        _lane_maxima(lanes, views[1][s : s + n], n, width)
     if width == 16:
         _sort16(lanes)
         return lanes[count - 1]
@@ -1104,7 +1104,7 @@ def _top_bound(lanes, check, above, views, code, s, n, count):
     return bound
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _top_candidates(cand, values, views, code, s, n, bound, most):
     """Rows ``s:s+n`` scoring ``bound`` or more: positions in ``cand``, scores in ``values``.
 
@@ -1121,7 +1121,7 @@ def _top_candidates(cand, values, views, code, s, n, bound, most):
     return m
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _top_order(at, cand, values, bits, above, m, count):
     """``at[r]`` = the candidate ranked ``r`` for ``r < count``; False on a tie in the top.
 
@@ -1164,25 +1164,47 @@ def _top_order(at, cand, values, bits, above, m, count):
     return shared == 0
 
 
-@njit(cache=True, inline="always", _nrt=False)
-def _grade_at(views, code, row):
-    """The grade of ``row`` in slot ``code`` of the grade ``views``, as float64."""
+@njit(cache=True, _nrt=False)
+def _gains_at(gains, column, first, at, count, rules):
+    """``gains[r]`` = the gain of row ``first + at[r]`` of ``column``, for ``r < count``."""
+    for r in range(np.uint64(count)):
+        gains[r] = _gain(np.float64(column[np.uint64(first + at[r])]), rules)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _top_gains(gains, views, code, s, at, count, rules):
+    """:func:`_gains_at` of rows ``s + at[r]`` of slot ``code`` of the grade ``views``."""
     if code == 0:
-        return views[0][row]
-    if code == 1:
-        return np.float64(views[1][row])
-    if code == 2:
-        return np.float64(views[2][row])
-    if code == 3:
-        return np.float64(views[3][row])
-    if code == 4:
-        return np.float64(views[4][row])
-    if code == 5:
-        return np.float64(views[5][row])
-    return np.float64(views[6][row])
+        _gains_at(gains, views[0], s, at, count, rules)
+    elif code == 1:
+        _gains_at(gains, views[1], s, at, count, rules)
+    elif code == 2:
+        _gains_at(gains, views[2], s, at, count, rules)
+    elif code == 3:
+        _gains_at(gains, views[3], s, at, count, rules)
+    elif code == 4:
+        _gains_at(gains, views[4], s, at, count, rules)
+    elif code == 5:
+        _gains_at(gains, views[5], s, at, count, rules)
+    else:
+        _gains_at(gains, views[6], s, at, count, rules)
 
 
 @njit(cache=True, _nrt=False)
+def _prefix_sums(sums, gains, count, discount):
+    """``sums[r] = sum_{t<r} gains[t] * discount[t]`` for ``r <= count``, added in rank order.
+
+    The running sum is held in a register: through memory each rank would wait for the
+    store of the one before.
+    """
+    total = 0.0
+    sums[0] = total
+    for r in range(np.uint64(count)):
+        total += gains[r] * discount[r]
+        sums[r + np.uint64(1)] = total
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _levels_in_place(level_rows, hist, views, code, s, n):
     """:func:`_level_rows` of rows ``s:s+n`` of slot ``code`` of the grade ``views``."""
     if code == 0:
@@ -1201,8 +1223,28 @@ def _levels_in_place(level_rows, hist, views, code, s, n):
         _level_rows(level_rows, hist, views[6][s : s + n], n)
 
 
-@njit(cache=True, nogil=True)
-def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending):
+@njit(cache=True)
+def _top_scratch(longest, k_max, n_levels):
+    """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple."""
+    values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
+    return (
+        np.empty(_FEW, dtype=np.float64),  # lanes: the lanes' maxima
+        np.empty(_TOP_CANDIDATES, dtype=np.int64),  # above: counted ranks
+        np.empty(max(longest, 1), dtype=np.int64),  # cand: the candidates' positions
+        values,
+        values.view(np.int64),  # bits: the scores as bit patterns (ranking keys)
+        np.empty(k_max + 1, dtype=np.int64),  # at: the candidate at each rank (and overflow)
+        np.empty(k_max, dtype=np.float64),  # gains: the gain at each rank
+        np.empty(k_max + 1, dtype=np.float64),  # sums: DCG prefix sums
+        np.empty(k_max + 1, dtype=np.float64),  # ideal_sums: IDCG prefix sums
+        np.empty(k_max, dtype=np.float64),  # vals: gains sorted for ideal="local"
+        np.empty(n_levels, dtype=np.int64),  # level_rows: rows per grade level
+        np.zeros(4 * max(n_levels, 1), dtype=np.int64),  # hist: the histogram's copies
+    )
+
+
+@njit(cache=True, _nrt=False)
+def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     """Score queries ``q0:q1`` by the short-cutoff path; the others' numbers go to ``pending``.
 
     For plans whose cutoffs are all at most :data:`_FEW` and whose ideal needs no sort (the
@@ -1218,29 +1260,18 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending):
 
     A query goes to ``pending`` (the general path) when a score is NaN or infinite, when
     candidates tie among the best ``count`` (the tie rule decides there), when more than
-    :data:`_TOP_CANDIDATES` rows reach the bound, or when it is empty. Returns how many queries are pending.
+    :data:`_TOP_CANDIDATES` rows reach the bound, or when it is empty. Returns how many queries
+    are pending. ``scratch`` is :func:`_top_scratch`'s (without Numba's runtime here: reading
+    an array out of a tuple or a record takes and drops a reference to it, atomic operations
+    that doubled the cost of a query).
     """
     offsets, grade_views, grade_code, score_views, score_code = inputs[0][:5]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
     discount, discount_prefix, cutoffs, k_max = inputs[2][:4]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
+    lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
+    level_rows, hist = scratch[10:]
     n_cut = cutoffs.size
-    longest = 0
-    for q in range(q0, q1):
-        longest = max(longest, offsets[q + 1] - offsets[q])
-    lanes = np.empty(_FEW, dtype=np.float64)
-    check = np.empty(_FEW, dtype=np.float64)
-    above = np.empty(_TOP_CANDIDATES, dtype=np.int64)
-    cand = np.empty(max(longest, 1), dtype=np.int64)
-    values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
-    bits = values.view(np.int64)  # ... as bit patterns (ranking keys)
-    at = np.empty(k_max + 1, dtype=np.int64)  # the candidate at each rank (one overflow slot)
-    gains = np.empty(k_max, dtype=np.float64)  # the gain at each rank
-    sums = np.empty(k_max + 1, dtype=np.float64)
-    ideal_sums = np.empty(k_max + 1, dtype=np.float64)
-    vals = np.empty(k_max, dtype=np.float64)
-    level_rows = np.empty(ideal.level_order.size, dtype=np.int64)
-    hist = np.zeros(4 * max(ideal.level_order.size, 1), dtype=np.int64)
     n_pending = 0
     for q in range(q0, q1):
         s = offsets[q]
@@ -1256,7 +1287,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending):
             continue
         count = min(k_max, n)
         # 1-2. the rows that may rank among the best `count`
-        bound = _top_bound(lanes, check, above, score_views, score_code, s, n, count)
+        bound = _top_bound(lanes, above, score_views, score_code, s, n, count)
         m = -1
         if bound == bound:  # not NaN: every score finite
             m = _top_candidates(cand, values, score_views, score_code, s, n, bound, _TOP_CANDIDATES)
@@ -1264,15 +1295,18 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending):
             pending[n_pending] = q
             n_pending += 1
             continue
-        # 3. DCG: gains by rank, summed in rank order
-        sums[0] = 0.0
-        for r in range(count):
-            gain = _gain(_grade_at(grade_views, grade_code, s + at[r]), rules)
-            gains[r] = gain
-            sums[r + 1] = sums[r] + gain * discount[r]
+        # 3. the grade levels of the ideal, counted first: the pass brings the query's grades
+        #    into the cache before the gains of the best rows are read from them
+        if ideal.mode == IDEAL_RECALL:
+            _levels_in_place(level_rows, hist, grade_views, grade_code, s, n)
+        elif ideal.mode == IDEAL_GLOBAL:
+            _levels_in_place(level_rows, hist, ideal_views, ideal_code, si, m_ideal)
+        # 4. DCG: gains by rank, summed in rank order
+        _top_gains(gains, grade_views, grade_code, s, at, count, rules)
+        _prefix_sums(sums, gains, count, discount)
         for j in range(n_cut):
             dcg_out[j, q] = sums[min(cutoffs[j], n)]
-        # 4. IDCG
+        # 5. IDCG
         if ideal.mode == IDEAL_MAX:
             for j in range(n_cut):
                 idcg_out[j, q] = ideal.max_gain * discount_prefix[cutoffs[j]]
@@ -1287,11 +1321,9 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending):
                     total += vals[t] * discount[t]
                 idcg_out[j, q] = total
         else:
-            if ideal.mode == IDEAL_GLOBAL:
-                _levels_in_place(level_rows, hist, ideal_views, ideal_code, si, m_ideal)
-            else:
-                _levels_in_place(level_rows, hist, grade_views, grade_code, s, n)
-            _ideal_from_levels(ideal_sums, level_rows, min(k_max, m_ideal), ideal, discount)
+            ideal_count = min(k_max, m_ideal)
+            _ideal_gains(vals, level_rows, ideal_count, ideal)
+            _prefix_sums(ideal_sums, vals, ideal_count, discount)
             for j in range(n_cut):
                 idcg_out[j, q] = ideal_sums[min(cutoffs[j], m_ideal)]
     return n_pending
@@ -1332,11 +1364,6 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
     discount, discount_prefix, cutoffs, k_max, top_path = inputs[2]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
-    # the short-cutoff path first; the queries it leaves (and all, without it) follow here
-    pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
-    n_pending = q1 - q0
-    if top_path:
-        n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending)
     n_cut = cutoffs.size
     whole = False
     for j in range(n_cut):
@@ -1346,6 +1373,12 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
         longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
+    # the short-cutoff path first; the queries it leaves (and all, without it) follow here
+    pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
+    n_pending = q1 - q0
+    if top_path:
+        scratch = _top_scratch(longest, k_max, ideal.level_order.size)
+        n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
     cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)
     # scratch, sized for the chunk's longest list

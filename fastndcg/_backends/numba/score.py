@@ -968,17 +968,25 @@ def _local_ideal(vals, buf, mean_gain, group_end, cut, average, grades, rules, d
 def _lane_maxima(lanes, column, n, width):
     """``lanes[j]`` = the largest of ``column[i]`` for ``i % width == j`` (-inf for none).
 
-    Element-wise over the lanes, so it vectorises (``width`` is 16 or 32). Without NaN (the
-    caller checks first), a maximum is one vector instruction and the lanes a plain store: a
-    compare and a masked store instead cost a stall on every block (the next block's load
-    cannot be served from a masked store).
+    Element-wise over the lanes, so it vectorises (``width`` is 16 or 32); without NaN (the
+    caller checks first) a maximum is one vector instruction. Pairs of blocks of rows go
+    through a second copy of the lanes (``lanes`` holds ``2 * width`` entries): a block that
+    stored where it loaded would be turned into a masked store, which the next block's load
+    waits for.
     """
     un = np.uint64(n)
     w = np.uint64(width)
+    spare = lanes[width:]
     for j in range(w):
         lanes[j] = -np.inf
+    pairs = un - un % (w + w)
+    for row in range(np.uint64(0), pairs, w + w):
+        for j in range(w):
+            spare[j] = max(lanes[j], np.float64(column[row + j]))
+        for j in range(w):
+            lanes[j] = max(spare[j], np.float64(column[row + w + j]))
     full = un - un % w
-    for row in range(np.uint64(0), full, w):
+    for row in range(pairs, full, w):  # at most one block
         for j in range(w):
             lanes[j] = max(lanes[j], np.float64(column[row + j]))
     for j in range(un - full):
@@ -1228,7 +1236,7 @@ def _top_scratch(longest, k_max, n_levels):
     """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple."""
     values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
     return (
-        np.empty(_FEW, dtype=np.float64),  # lanes: the lanes' maxima
+        np.empty(2 * _FEW, dtype=np.float64),  # lanes: the lanes' maxima (and a copy)
         np.empty(_TOP_CANDIDATES, dtype=np.int64),  # above: counted ranks
         np.empty(max(longest, 1), dtype=np.int64),  # cand: the candidates' positions
         values,

@@ -1211,6 +1211,37 @@ def _prefix_sums(sums, gains, count, discount):
         sums[r + np.uint64(1)] = total
 
 
+@njit(cache=True, _nrt=False)
+def _touch(column, n):
+    """The sum of one value per 64 bytes of ``column[:n]``: reads that bring it into the cache.
+
+    A sequential pass lets the processor fetch the lines ahead; the scattered reads of a few
+    rows would each wait for memory.
+    """
+    total = 0.0
+    for i in range(0, n, max(64 // column.itemsize, 1)):
+        total += column[i]
+    return total
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _touch_in_place(views, code, s, n):
+    """:func:`_touch` of rows ``s:s+n`` of slot ``code`` of the grade ``views``."""
+    if code == 0:
+        return _touch(views[0][s : s + n], n)
+    if code == 1:
+        return _touch(views[1][s : s + n], n)
+    if code == 2:
+        return _touch(views[2][s : s + n], n)
+    if code == 3:
+        return _touch(views[3][s : s + n], n)
+    if code == 4:
+        return _touch(views[4][s : s + n], n)
+    if code == 5:
+        return _touch(views[5][s : s + n], n)
+    return _touch(views[6][s : s + n], n)
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def _levels_in_place(level_rows, hist, views, code, s, n):
     """:func:`_level_rows` of rows ``s:s+n`` of slot ``code`` of the grade ``views``."""
@@ -1303,11 +1334,14 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
             n_pending += 1
             continue
         # 3. the grade levels of the ideal, counted first: the pass brings the query's grades
-        #    into the cache before the gains of the best rows are read from them
+        #    into the cache before the gains of the best rows are read from them (without it,
+        #    one row per cache line is read for that)
         if ideal.mode == IDEAL_RECALL:
             _levels_in_place(level_rows, hist, grade_views, grade_code, s, n)
-        elif ideal.mode == IDEAL_GLOBAL:
-            _levels_in_place(level_rows, hist, ideal_views, ideal_code, si, m_ideal)
+        else:
+            if ideal.mode == IDEAL_GLOBAL:
+                _levels_in_place(level_rows, hist, ideal_views, ideal_code, si, m_ideal)
+            lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
         # 4. DCG: gains by rank, summed in rank order
         _top_gains(gains, grade_views, grade_code, s, at, count, rules)
         _prefix_sums(sums, gains, count, discount)

@@ -1602,4 +1602,5 @@ def compiled_codes():
         IDEAL_GLOBAL,
         IDEAL_LOCAL,
         IDEAL_MAX,
+        IDEAL_RECALL,
     )

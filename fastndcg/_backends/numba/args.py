@@ -40,8 +40,9 @@ class KernelArgs(NamedTuple):
     views and code), ``rules`` (``score.Rules``: tie mode, tie key, seed, gain mode, gain table),
     ``cuts`` (discount, its prefix sums, cutoffs, k_max, whether the short-cutoff path serves
     them) and ``ideal`` (``score.Ideal``: ideal mode, level order, level gains, max gain).
-    ``tests/backends/test_kernel_args.py`` checks the order. Only ``lists`` holds the data, which lets :class:`fastndcg.Scorer` reuse the
-    others for lists of the same length and grade range.
+    ``tests/backends/test_kernel_args.py`` checks the order. Only ``lists`` holds the data,
+    which lets :class:`fastndcg.Scorer` reuse the others for lists of the same length and grade
+    range.
     """
 
     lists: tuple

@@ -134,6 +134,7 @@ def make_plan(
         ideal_grades=readonly(ideal_grades),
         max_gain=max_gain,
         top_path=top_path,
+        levels_presumed=not layout.grades_checked,
     )
 
 

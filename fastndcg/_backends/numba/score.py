@@ -139,13 +139,17 @@ class Ideal(NamedTuple):
     """How IDCG is found: the ideal ``mode`` and what it reads.
 
     ``level_order``: the integer grade levels in descending gain order (empty unless IDCG may
-    count them), ``level_gain``: each level's gain, ``max_gain``: the largest (``"max"``).
+    count them), ``level_gain``: each level's gain, ``max_gain``: the largest (``"max"``);
+    ``presumed``: the grades were not scanned, and each query's are checked against the levels
+    before they are used (:func:`_outside_levels`); on a grade outside them the kernel stops and
+    reports it, and the caller scans the grades and plans again.
     """
 
     mode: int
     level_order: np.ndarray
     level_gain: np.ndarray
     max_gain: float
+    presumed: bool
 
 
 class Counting(NamedTuple):
@@ -856,6 +860,21 @@ def _level_words(column, n):
 
 
 @njit(cache=True, _nrt=False)
+def _outside_levels(column, n, n_levels):
+    """How many of ``column[:n]`` are not integers in ``[0, n_levels)`` (a vectorised pass).
+
+    For grades not scanned, whose levels the plan presumes (:class:`Ideal`): run before the
+    grades are used, so that none indexes a table or a histogram outside it.
+    """
+    top = np.float64(n_levels)
+    outside = 0
+    for i in range(np.uint64(n)):
+        x = np.float64(column[i])
+        outside += not ((x >= 0.0) & (x < top) & (x == np.floor(x)))
+    return outside
+
+
+@njit(cache=True, _nrt=False)
 def _count_levels(hist, column, n):
     """Add the histogram of the integer grade levels of ``column[:n]`` to ``hist``.
 
@@ -1260,12 +1279,23 @@ def _touch_in_place(views, code, s, n):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _levels_in_place(level_rows, hist, views, code, s, n):
-    """:func:`_level_rows` of rows ``s:s+n`` of slot ``code`` of the grade ``views``."""
+def _levels_in_place(level_rows, hist, views, code, s, n, presumed):
+    """:func:`_level_rows` of rows ``s:s+n`` of slot ``code`` of the grade ``views``.
+
+    Where the levels are ``presumed``, the grades are checked first: returns how many are not
+    among the levels (then nothing is counted).
+    """
+    outside = 0
     if code == 0:
-        _level_rows(level_rows, hist, views[0][s : s + n], n)
+        column = views[0][s : s + n]
+        outside = _outside_levels(column, n, level_rows.size) if presumed else 0
+        if not outside:
+            _level_rows(level_rows, hist, column, n)
     elif code == 1:
-        _level_rows(level_rows, hist, views[1][s : s + n], n)
+        column = views[1][s : s + n]
+        outside = _outside_levels(column, n, level_rows.size) if presumed else 0
+        if not outside:
+            _level_rows(level_rows, hist, column, n)
     elif code == 2:
         _level_rows(level_rows, hist, views[2][s : s + n], n)
     elif code == 3:
@@ -1276,6 +1306,7 @@ def _levels_in_place(level_rows, hist, views, code, s, n):
         _level_rows(level_rows, hist, views[5][s : s + n], n)
     else:
         _level_rows(level_rows, hist, views[6][s : s + n], n)
+    return outside
 
 
 @njit(cache=True)
@@ -1316,9 +1347,11 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     A query goes to ``pending`` (the general path) when a score is NaN or infinite, when
     candidates tie among the best ``count`` (the tie rule decides there), when more than
     :data:`_TOP_CANDIDATES` rows reach the bound, or when it is empty. Returns how many queries
-    are pending. ``scratch`` is :func:`_top_scratch`'s (without Numba's runtime here: reading
-    an array out of a tuple or a record takes and drops a reference to it, atomic operations
-    that doubled the cost of a query).
+    are pending, or minus the number of grades not among presumed levels in the first query
+    holding one (nothing more is scored then: see :class:`Ideal`). ``scratch`` is
+    :func:`_top_scratch`'s (without Numba's runtime here: reading an array out of a tuple or a
+    record takes and drops a reference to it, atomic operations that doubled the cost of a
+    query).
     """
     offsets, grade_views, grade_code, score_views, score_code = inputs[0][:5]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
@@ -1353,12 +1386,19 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         # 3. the grade levels of the ideal, counted first: the pass brings the query's grades
         #    into the cache before the gains of the best rows are read from them (without it,
         #    one row per cache line is read for that)
+        outside = 0
         if ideal.mode == IDEAL_RECALL:
-            _levels_in_place(level_rows, hist, grade_views, grade_code, s, n)
+            outside = _levels_in_place(
+                level_rows, hist, grade_views, grade_code, s, n, ideal.presumed
+            )
         else:
             if ideal.mode == IDEAL_GLOBAL:
-                _levels_in_place(level_rows, hist, ideal_views, ideal_code, si, m_ideal)
+                outside = _levels_in_place(
+                    level_rows, hist, ideal_views, ideal_code, si, m_ideal, ideal.presumed
+                )
             lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
+        if outside:  # grades presumed among the levels are not: the plan is made again
+            return -outside
         # 4. DCG: gains by rank, summed in rank order
         _top_gains(gains, grade_views, grade_code, s, at, count, rules)
         _prefix_sums(sums, gains, count, discount)
@@ -1410,8 +1450,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
 
     Returns the number of NaN or infinite scores met (scores are checked as they are loaded,
     not by a separate pass; infinite scores are valid where the caller has checked the column
-    already, as before rounding to float32). A query holding a NaN score is not ranked: its
-    DCG and IDCG are NaN, and the caller raises.
+    already, as before rounding to float32), plus that of grades not among the plan's levels
+    where they are presumed (:class:`Ideal`; scoring stops at the first query holding one).
+    A query holding a NaN score is not ranked: its DCG and IDCG are NaN, and the caller raises.
     The GIL is released, so threads score different query ranges at once. (One function, not a
     driver calling a per-range helper: Numba optimises every compiled function's whole call
     tree again, and the extra level cost seconds of compile.)
@@ -1437,6 +1478,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     if top_path:
         scratch = _top_scratch(longest, k_max, ideal.level_order.size)
         n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
+        if n_pending < 0:
+            return -n_pending
     cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)
     # scratch, sized for the chunk's longest list
@@ -1484,6 +1527,10 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
         n = offsets[q + 1] - s
         count = n if whole else min(k_max, n)
         _load_grades(grade_views, grade_code, s, n, g)
+        if ideal.presumed:  # grades not scanned: checked before any is used (see Ideal)
+            outside = _outside_levels(g, n, ideal.level_order.size)
+            if outside:
+                return nonfinite + outside
 
         # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
         #    the last selected tie group when positions outside the selection share it. With

@@ -33,6 +33,7 @@ def _plan(scores: np.ndarray | None) -> Plan:
         ideal_grades=rng.random(8),
         max_gain=5.5,
         top_path=True,
+        levels_presumed=True,
     )
 
 

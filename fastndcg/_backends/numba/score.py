@@ -140,16 +140,16 @@ class Ideal(NamedTuple):
 
     ``level_order``: the integer grade levels in descending gain order (empty unless IDCG may
     count them), ``level_gain``: each level's gain, ``max_gain``: the largest (``"max"``);
-    ``presumed``: the grades were not scanned, and each query's are checked against the levels
-    before they are used (:func:`_outside_levels`); on a grade outside them the kernel stops and
-    reports it, and the caller scans the grades and plans again.
+    ``levels_presumed``: the grades were not scanned, and each query's are checked against the
+    levels before they are used (:func:`_outside_levels`); on a grade outside them the kernel
+    stops and reports it, and the caller scans the grades and plans again.
     """
 
     mode: int
     level_order: np.ndarray
     level_gain: np.ndarray
     max_gain: float
-    presumed: bool
+    levels_presumed: bool
 
 
 class Counting(NamedTuple):
@@ -1389,12 +1389,12 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         outside = 0
         if ideal.mode == IDEAL_RECALL:
             outside = _levels_in_place(
-                level_rows, hist, grade_views, grade_code, s, n, ideal.presumed
+                level_rows, hist, grade_views, grade_code, s, n, ideal.levels_presumed
             )
         else:
             if ideal.mode == IDEAL_GLOBAL:
                 outside = _levels_in_place(
-                    level_rows, hist, ideal_views, ideal_code, si, m_ideal, ideal.presumed
+                    level_rows, hist, ideal_views, ideal_code, si, m_ideal, ideal.levels_presumed
                 )
             lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
         if outside:  # grades presumed among the levels are not: the plan is made again
@@ -1527,7 +1527,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
         n = offsets[q + 1] - s
         count = n if whole else min(k_max, n)
         _load_grades(grade_views, grade_code, s, n, g)
-        if ideal.presumed:  # grades not scanned: checked before any is used (see Ideal)
+        if ideal.levels_presumed:  # grades not scanned: checked before any is used (see Ideal)
             outside = _outside_levels(g, n, ideal.level_order.size)
             if outside:
                 return nonfinite + outside

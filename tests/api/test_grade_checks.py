@@ -71,7 +71,7 @@ def test_numbers_and_errors_are_those_of_a_scan_first(name, k, options):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("length", [100, 70_000])  # packed level counts, and a histogram
+@pytest.mark.parametrize("length", [100, 70_000])  # levels counted at once, or one by one
 def test_a_grade_outside_the_presumed_levels_late_in_the_data(threads, length):
     """The kernel stops at the first query holding one; the grades are scanned and scored again
     (in every chunk of every thread), and a NaN among them is reported as without the kernel."""

@@ -106,6 +106,7 @@ RANK_BY_COUNT = 256  # up to this many rows, rank by counting (n * n branch-free
 _SAMPLE = 32  # scores sampled to narrow long candidate lists
 _PACKED_LEVELS = 8  # grade levels counted in two packed words (more: by a histogram) ...
 _PACKED_ROWS = 1 << 16  # ... in lists shorter than this (16-bit counters)
+_LAZY_ROWS = 1024  # lists this long, and 16 times the ranks IDCG fills, count level by level
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
@@ -894,15 +895,35 @@ def _count_levels(hist, column, n):
         i += 1
 
 
-@njit(cache=True, _nrt=False)
-def _level_rows(level_rows, hist, column, n):
-    """``level_rows[l]`` = how many of ``column[:n]`` are grade level ``l``, for every level.
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _count_level(column, n, level):
+    """How many of ``column[:n]`` equal ``level``: one vectorised comparison pass."""
+    found = 0
+    for i in range(np.uint64(n)):
+        found += column[i] == level
+    return found
 
-    Up to :data:`_PACKED_LEVELS` levels in lists shorter than :data:`_PACKED_ROWS`, by
-    :func:`_level_words`; otherwise by a histogram (``hist``: four copies of the levels, zeros
+
+@njit(cache=True, _nrt=False)
+def _level_rows(level_rows, hist, column, n, count, level_order):
+    """``level_rows[l]`` = how many of ``column[:n]`` are grade level ``l``, as far as IDCG needs.
+
+    The levels that fill the first ``count`` ranks of the ideal ranking (``level_order``: the
+    levels in descending gain order) are counted; those after them are counted as empty. Long
+    lists of shallow ideals count one level per comparison pass, best first, until the ranks
+    are filled (mostly one pass); others count every level at once: up to
+    :data:`_PACKED_LEVELS` levels in lists shorter than :data:`_PACKED_ROWS` by
+    :func:`_level_words`, else by a histogram (``hist``: four copies of the levels, zeros
     between uses).
     """
     n_levels = level_rows.size
+    if n >= _LAZY_ROWS and n >= 16 * count:
+        filled = 0
+        for lv in range(n_levels):
+            rows = _count_level(column, n, level_order[lv]) if filled < count else 0
+            level_rows[level_order[lv]] = rows
+            filled += rows
+        return
     if n_levels <= _PACKED_LEVELS and n < _PACKED_ROWS:
         low, high = _level_words(column, n)
         for level in range(n_levels):
@@ -947,7 +968,7 @@ def _ideal_prefix(prefix, vals, level_rows, hist, grades, n, count, rules, ideal
     from a selection on the gains.
     """
     if ideal.level_order.size > 0:
-        _level_rows(level_rows, hist, grades, n)
+        _level_rows(level_rows, hist, grades, n, count, ideal.level_order)
         _ideal_gains(vals, level_rows, count, ideal)
         _prefix_sums(prefix, vals, count, discount)
         return
@@ -1279,7 +1300,7 @@ def _touch_in_place(views, code, s, n):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _levels_in_place(level_rows, hist, views, code, s, n, presumed):
+def _levels_in_place(level_rows, hist, views, code, s, n, presumed, count, level_order):
     """:func:`_level_rows` of rows ``s:s+n`` of slot ``code`` of the grade ``views``.
 
     Where the levels are ``presumed``, the grades are checked first: returns how many are not
@@ -1290,22 +1311,22 @@ def _levels_in_place(level_rows, hist, views, code, s, n, presumed):
         column = views[0][s : s + n]
         outside = _outside_levels(column, n, level_rows.size) if presumed else 0
         if not outside:
-            _level_rows(level_rows, hist, column, n)
+            _level_rows(level_rows, hist, column, n, count, level_order)
     elif code == 1:
         column = views[1][s : s + n]
         outside = _outside_levels(column, n, level_rows.size) if presumed else 0
         if not outside:
-            _level_rows(level_rows, hist, column, n)
+            _level_rows(level_rows, hist, column, n, count, level_order)
     elif code == 2:
-        _level_rows(level_rows, hist, views[2][s : s + n], n)
+        _level_rows(level_rows, hist, views[2][s : s + n], n, count, level_order)
     elif code == 3:
-        _level_rows(level_rows, hist, views[3][s : s + n], n)
+        _level_rows(level_rows, hist, views[3][s : s + n], n, count, level_order)
     elif code == 4:
-        _level_rows(level_rows, hist, views[4][s : s + n], n)
+        _level_rows(level_rows, hist, views[4][s : s + n], n, count, level_order)
     elif code == 5:
-        _level_rows(level_rows, hist, views[5][s : s + n], n)
+        _level_rows(level_rows, hist, views[5][s : s + n], n, count, level_order)
     else:
-        _level_rows(level_rows, hist, views[6][s : s + n], n)
+        _level_rows(level_rows, hist, views[6][s : s + n], n, count, level_order)
     return outside
 
 
@@ -1387,14 +1408,24 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         #    into the cache before the gains of the best rows are read from them (without it,
         #    one row per cache line is read for that)
         outside = 0
+        ideal_count = min(k_max, m_ideal)
+        presumed, order = ideal.levels_presumed, ideal.level_order
         if ideal.mode == IDEAL_RECALL:
             outside = _levels_in_place(
-                level_rows, hist, grade_views, grade_code, s, n, ideal.levels_presumed
+                level_rows, hist, grade_views, grade_code, s, n, presumed, ideal_count, order
             )
         else:
             if ideal.mode == IDEAL_GLOBAL:
                 outside = _levels_in_place(
-                    level_rows, hist, ideal_views, ideal_code, si, m_ideal, ideal.levels_presumed
+                    level_rows,
+                    hist,
+                    ideal_views,
+                    ideal_code,
+                    si,
+                    m_ideal,
+                    presumed,
+                    ideal_count,
+                    order,
                 )
             lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
         if outside:  # grades presumed among the levels are not: the plan is made again
@@ -1419,7 +1450,6 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
                     total += vals[t] * discount[t]
                 idcg_out[j, q] = total
         else:
-            ideal_count = min(k_max, m_ideal)
             _ideal_gains(vals, level_rows, ideal_count, ideal)
             _prefix_sums(ideal_sums, vals, ideal_count, discount)
             for j in range(n_cut):

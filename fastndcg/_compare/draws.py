@@ -29,8 +29,8 @@ import numpy as np
 
 # values kept whole (64 MiB of float64); beyond, order statistics are selected in passes
 KEEP_VALUES = 1 << 23
-# queries x columns x resamples of one block: about a second of one core's work
-BLOCK_WORK = 1 << 32
+# query-column products of one block (seconds of work; a backend splits it into short chunks)
+BLOCK_WORK = 1 << 36
 MAX_BLOCK = 1 << 16  # resamples of one block
 LANES = 64  # blocks start at multiples of the kernels' lanes (RESAMPLE_LANES)
 

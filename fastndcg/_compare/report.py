@@ -126,10 +126,11 @@ class PairedComparison:
 
     Attributes
     ----------
-    test, alternative, n_resamples, ci_method, zero_method, continuity, correction, alpha, ci, \
-    seed, missing, baseline, backend
-        The options the comparison ran with (``backend`` resolved to the name of the backend
-        that ran: one of :func:`fastndcg.available_backends`).
+    test, alternative, n_resamples, ci_method, zero_method, continuity
+        The test's options.
+    correction, alpha, ci, seed, missing, baseline, backend
+        The other options the comparison ran with (``backend`` resolved to the name of the
+        backend that ran: one of :func:`fastndcg.available_backends`).
     names : tuple of str
         The systems, in the order given.
     cutoffs : tuple of (int or None)

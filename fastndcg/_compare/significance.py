@@ -190,11 +190,13 @@ def _shift_bounds(
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_flipped = 0.5 * (observed - sums) / flipped
         mean_kept = 0.5 * (observed + sums) / (n - flipped)
-    none = flipped == 0
+    none = flipped == 0  # the identity: reaches T at every shift
     if side == "greater":
-        return np.where(hit, np.minimum(mean_flipped, 0.0), np.where(none, -np.inf, mean_flipped))
+        low = np.where(none, -np.inf, mean_flipped)
+        return np.where(hit, np.minimum(low, 0.0), low) + 0.0
     if side == "less":
-        return np.where(hit, np.maximum(mean_flipped, 0.0), np.where(none, np.inf, mean_flipped))
+        high = np.where(none, np.inf, mean_flipped)
+        return np.where(hit, np.maximum(high, 0.0), high) + 0.0
     whole = none | (flipped == n)
     estimate = observed / n
     low = np.minimum(np.minimum(mean_flipped, mean_kept), estimate)

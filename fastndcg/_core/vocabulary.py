@@ -77,7 +77,7 @@ def choose_named(
     if not isinstance(value, str) or value in valid:
         return choose(name, value, valid, also)
     known = [*valid, *aliases]
-    lowered = {v.lower(): v for v in known}
+    lowered = {v.lower(): v for v in reversed(known)}  # a valid name before its alias
     nearest = [lowered[v] for v in difflib.get_close_matches(value.lower(), lowered, n=3)]
     fix = f"valid values are {listed(valid)}"
     fix += f" (aliases: {listed(list(aliases))})" if aliases else ""

@@ -26,7 +26,7 @@ _TEST_NAMES = {
     "bootstrap": "paired bootstrap test (queries resampled with replacement)",
     "wilcoxon": "Wilcoxon signed-rank test (scipy.stats.wilcoxon)",
 }
-_CORRECTION_NAMES = {
+CORRECTION_NAMES = {
     "holm": "Holm",
     "bonferroni": "Bonferroni",
     "sidak": "Sidak",
@@ -279,7 +279,7 @@ class PairedComparison:
             f"measure: {self.measure}",
             f"test: {self.test_description}; {self._resampling()}",
             f"family: {self.family}",
-            f"correction: {_CORRECTION_NAMES[self.correction]}"
+            f"correction: {CORRECTION_NAMES[self.correction]}"
             + ("" if self.correction is None else " (within each cutoff)")
             + f"; alpha = {self.alpha:g} on adjusted p-values; CI: {self.interval}",
         ]
@@ -422,7 +422,7 @@ class PairedComparison:
         head = (
             f"**{_short_test_name(self.test)}** ({_ALTERNATIVES[self.alternative]}; "
             f"{self._resampling()}) of {self.measure}; family: {self.family}; "
-            f"{_CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
+            f"{CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
             f"CI: {self.interval}. `*`: adjusted p <= {self.alpha:g}."
         )
         heads = ("cutoff", "baseline", "system", "mean baseline", "mean system", "delta", "CI")
@@ -463,7 +463,7 @@ class PairedComparison:
             f"{latex_escape(self.measure)}. {_short_test_name(self.test)}, "
             f"{latex_escape(_ALTERNATIVES[self.alternative])} "
             f"({latex_escape(self._resampling())}); "
-            f"{_CORRECTION_NAMES[self.correction]} correction within each cutoff "
+            f"{CORRECTION_NAMES[self.correction]} correction within each cutoff "
             f"({latex_escape(self.family)}); $\\alpha = {self.alpha:g}$. "
             f"CI: {latex_escape(self.interval)}. Bold: best mean per cutoff; "
             f"$^\\dagger$: significant (adjusted $p \\le {self.alpha:g}$)."

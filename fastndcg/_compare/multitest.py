@@ -38,6 +38,18 @@ from __future__ import annotations
 
 import numpy as np
 
+# the corrections' names, as tables and captions print them
+CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "sidak": "Sidak",
+    "holm-sidak": "Holm-Sidak",
+    "hommel": "Hommel",
+    "bh": "Benjamini-Hochberg",
+    "by": "Benjamini-Yekutieli",
+    None: "no",
+}
+
 
 def _sidak(p: np.ndarray, times: np.ndarray | int) -> np.ndarray:
     """:math:`1 - (1 - p)^{times}`, accurate for small p."""

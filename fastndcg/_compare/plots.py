@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._compare.report import CORRECTION_NAMES
+from fastndcg._compare.multitest import CORRECTION_NAMES
 from fastndcg._core.options.comparing import (
     PLOT_KINDS,
     compared_cutoff,

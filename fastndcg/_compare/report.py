@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._compare.explanation import json_value
+from fastndcg._compare.multitest import CORRECTION_NAMES
 from fastndcg._compare.significance import MIN_BOOTSTRAP_QUERIES
 from fastndcg._compare.tables import Table, latex_escape, latex_float
 from fastndcg._errors import InputError, OptionError
@@ -25,16 +26,6 @@ _TEST_NAMES = {
     "randomization": "paired randomization test (sign flips of the per-query differences)",
     "bootstrap": "paired bootstrap test (queries resampled with replacement)",
     "wilcoxon": "Wilcoxon signed-rank test (scipy.stats.wilcoxon)",
-}
-CORRECTION_NAMES = {
-    "holm": "Holm",
-    "bonferroni": "Bonferroni",
-    "sidak": "Sidak",
-    "holm-sidak": "Holm-Sidak",
-    "hommel": "Hommel",
-    "bh": "Benjamini-Hochberg",
-    "by": "Benjamini-Yekutieli",
-    None: "no",
 }
 _ALTERNATIVES = {
     "two-sided": "two-sided",

@@ -360,14 +360,13 @@ def _resample_group(
             rows[i].update(p_value=math.nan, ci_low=math.nan, ci_high=math.nan)
         return
     d = np.stack([deltas[i] for i in members])
-    tested = (options[name] for name in ("seed", "n_resamples"))
-    settings = (engine, options["alternative"], options["ci"])
+    common = (options["seed"], options["n_resamples"], engine, options["alternative"])
     if test == "bootstrap" and n >= significance.MIN_BOOTSTRAP_QUERIES:
-        result = significance.bootstrap_test(d, *tested, *settings, options["ci_method"])
+        result = significance.bootstrap_test(d, *common, options["ci"], options["ci_method"])
     else:
-        fallback = test == "bootstrap"
-        result = significance.signflip_test(d, *tested, *settings, enumerate_all=fallback)
-        test = "randomization" if fallback else test
+        replaced = test == "bootstrap"
+        result = significance.signflip_test(d, *common, options["ci"], enumerate_all=replaced)
+        test = "randomization" if replaced else test
     for c, i in enumerate(members):
         rows[i].update(
             ci_low=float(result.low[c]), ci_high=float(result.high[c]), resamples=result.count

@@ -259,9 +259,14 @@ class PairedComparison:
                 )
             return text
         if self.test == "wilcoxon":
+            dropped = (
+                "; zero differences (the ties of W/T/L) dropped: n_tested = n - ties"
+                if self.zero_method == "wilcox"
+                else ""
+            )
             return (
                 "exact or normal approximation, as scipy chooses; CI from "
-                f"{self.n_resamples} random sign vectors, seed {self.seed}{self._exact()}"
+                f"{self.n_resamples} random sign vectors, seed {self.seed}{self._exact()}{dropped}"
             )
         return "no resampling"
 

@@ -101,11 +101,13 @@ def _named(name: str, valid: tuple[str, ...], aliases: Mapping[str, str]) -> Cal
     return lambda value: choose_named(name, value, valid, aliases)
 
 
-def _words(valid: tuple[str, ...], aliases: Mapping[str, str] | None = None) -> str:
-    """The accepted values in words, for the documentation and ``--help``."""
-    text = ", ".join(repr(v) for v in valid)
+def _words(
+    valid: tuple[str, ...], aliases: Mapping[str, str] | None = None, spell: Callable = repr
+) -> str:
+    """The accepted values in words: quoted for the documentation, bare (``str``) for --help."""
+    text = ", ".join(spell(v) for v in valid)
     if aliases:
-        text += " (also " + ", ".join(f"{a!r} = {v!r}" for a, v in aliases.items()) + ")"
+        text += " (also " + ", ".join(f"{spell(a)} = {spell(v)}" for a, v in aliases.items()) + ")"
     return text
 
 
@@ -146,7 +148,7 @@ _COMPARE_TABLE = (
         flag=Flag(
             ("--test",),
             metavar="TEST",
-            help=f"the paired test: {_words(TESTS, TEST_ALIASES)}",
+            help=f"the paired test: {_words(TESTS, TEST_ALIASES, str)}",
         ),
     ),
     Option(
@@ -176,7 +178,7 @@ _COMPARE_TABLE = (
             ("--resamples",),
             type=int,
             metavar="N",
-            help="random sign vectors or bootstrap samples",
+            help=f"random sign vectors or bootstrap samples (at most {MAX_RESAMPLES:,})",
         ),
     ),
     Option(
@@ -234,7 +236,7 @@ _COMPARE_TABLE = (
             metavar="METHOD",
             none="none",
             help="multiple-comparison correction within each cutoff: "
-            f"{_words(CORRECTIONS, CORRECTION_ALIASES)}, or none",
+            f"{_words(CORRECTIONS, CORRECTION_ALIASES, str)}, or none",
         ),
     ),
     Option(

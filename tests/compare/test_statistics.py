@@ -5,6 +5,7 @@ tests and cover as often as their level; small samples; the bound on n_resamples
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import signal
 import subprocess
@@ -269,6 +270,10 @@ def test_one_query_or_too_few_for_the_level_give_the_whole_line():
                 warnings.simplefilter("ignore", UserWarning)  # the bootstrap's: too few queries
                 row = fastndcg.compare(pair(d), test=test).rows[0]
             assert (row["ci_low"], row["ci_high"]) == (-math.inf, math.inf)
+    comparison = fastndcg.compare(pair([0.3]))
+    assert "[-inf, +inf]" in repr(comparison)
+    shown = json.loads(comparison.to_json())["comparisons"][0]
+    assert shown["ci_low"] is None and shown["ci_high"] is None and shown["p_value"] == 1.0
     row = fastndcg.compare(pair([0.1] * 6)).rows[0]  # 2/64 <= 0.05: now it can
     assert row["p_value"] == 2 / 64 and row["ci_low"] > 0
 

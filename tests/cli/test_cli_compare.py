@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
@@ -106,6 +105,8 @@ def test_compare_formats(capsys, runs):
         "alpha",
     ]
     assert row.startswith("10,results.comment,better,")
+    import csv
+
     cells = dict(zip(header.split(","), next(csv.reader([row])), strict=True))
     assert cells["measure"] == "NDCG@10" and cells["test"] == "t" and cells["alpha"] == "0.05"
     assert "gain exp2 (2^g - 1)" in cells["definition"] and cells["correction"] == "holm"
@@ -115,6 +116,35 @@ def test_compare_formats(capsys, runs):
         capsys, "compare", runs, "-k", "10", "--format", "latex", "--correction", "none"
     )
     assert r"\toprule" in out and "no correction" in out
+
+
+def test_compare_takes_every_test_option_as_a_flag(capsys, runs):
+    """--alternative, --ci-method, --zero-method, --continuity, the corrections and the other
+    tools' names: the same comparison as the Python call."""
+    cases = [
+        (["--test", "student", "--alternative", "greater", "--correction", "fdr_by"], {}),
+        (["--test", "bootstrap", "--ci-method", "BCa", "--alternative", "less"], {}),
+        (["--test", "wilcoxon", "--zero-method", "pratt", "--continuity"], {}),
+        (["--test", "fisher", "--correction", "hommel", "--resamples", "300"], {}),
+    ]
+    for args, _ in cases:
+        status, out, err = on_runs(capsys, "compare", runs, "-k", "10", "--format", "json", *args)
+        assert status == 0, err
+        data = json.loads(out)
+        flags = dict(zip(args[::2], args[1::2], strict=False))
+        expected = fastndcg.compare_runs(
+            QRELS,
+            [runs["base"], runs["better"]],
+            k=10,
+            test=flags["--test"],
+            alternative=flags.get("--alternative", "two-sided"),
+            ci_method=flags.get("--ci-method", "percentile"),
+            zero_method=flags.get("--zero-method", "wilcox"),
+            continuity="--continuity" in args,
+            correction=flags.get("--correction", "holm"),
+            n_resamples=int(flags.get("--resamples", 10_000)),
+        )
+        assert data == json.loads(expected.to_json()), args
 
 
 def test_fail_if_worse_gates_a_regression(capsys, runs):
@@ -368,32 +398,3 @@ def test_help_lists_the_comparison_options(capsys):
     ):
         assert flag in out
     assert "Paired comparison:" in out and "--engine {" not in out and "--per-query" not in out
-
-
-def test_compare_takes_every_test_option_as_a_flag(capsys, runs):
-    """--alternative, --ci-method, --zero-method, --continuity, the corrections and the other
-    tools' names: the same comparison as the Python call."""
-    cases = [
-        (["--test", "student", "--alternative", "greater", "--correction", "fdr_by"], {}),
-        (["--test", "bootstrap", "--ci-method", "BCa", "--alternative", "less"], {}),
-        (["--test", "wilcoxon", "--zero-method", "pratt", "--continuity"], {}),
-        (["--test", "fisher", "--correction", "hommel", "--resamples", "300"], {}),
-    ]
-    for args, _ in cases:
-        status, out, err = on_runs(capsys, "compare", runs, "-k", "10", "--format", "json", *args)
-        assert status == 0, err
-        data = json.loads(out)
-        flags = dict(zip(args[::2], args[1::2], strict=False))
-        expected = fastndcg.compare_runs(
-            QRELS,
-            [runs["base"], runs["better"]],
-            k=10,
-            test=flags["--test"],
-            alternative=flags.get("--alternative", "two-sided"),
-            ci_method=flags.get("--ci-method", "percentile"),
-            zero_method=flags.get("--zero-method", "wilcox"),
-            continuity="--continuity" in args,
-            correction=flags.get("--correction", "holm"),
-            n_resamples=int(flags.get("--resamples", 10_000)),
-        )
-        assert data == json.loads(expected.to_json()), args

@@ -1,0 +1,232 @@
+"""The measures' oracle (tests/reference_measures.py) against the tools themselves.
+
+Under each tool's definitions as fastndcg declares them (``fastndcg._core.measures.definitions``),
+the oracle must give the tool's own numbers, per query:
+
+- trec_eval 10: its test suite's expected outputs (``out.test*``, 4 printed decimals; no binary
+  is installed), for every measure of issue 37 it prints, per query and in the summary;
+- the toy example of measures-in-the-wild.md section (c), for every tool column;
+- pytrec_eval, ir_measures and ranx, run here on trec_eval's test data, at 1e-12 (they return
+  full precision; gdeval's 5 printed decimals exactly).
+
+So both the oracle and the declared definitions are checked; the engine is then checked against
+the oracle.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import reference_measures as ref
+from parity_data import TREC, assert_same_values, read_qrels, read_run
+
+from fastndcg._core.measures import Measure, parse_measure
+from fastndcg._core.measures.definitions import RULES, MeasureRules
+from fastndcg._errors import OptionError
+
+COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet")
+
+
+def choices(rules: MeasureRules) -> dict:
+    """The oracle's keywords for a tool's declared choices."""
+    return {name: getattr(rules, name) for name in ref.CHOICES}
+
+
+def oracle(
+    qrels: dict,
+    run: dict,
+    measure: Measure,
+    rules: MeasureRules,
+    *,
+    level: int = 1,
+    missing: str = "error",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+) -> dict[str, float]:
+    """{query id: the oracle's value of ``measure``} under ``rules`` (the measure's provider)."""
+    provider = rules.provider(measure)
+    out = {}
+    for qid in ref.queries_of(qrels, run, missing):
+        query = ref.rank(
+            run.get(qid, {}),
+            qrels[qid],
+            ties=provider.ties,
+            score_dtype=provider.score_dtype,
+            max_docs=max_docs,
+            judged_only=judged_only,
+        )
+        value = ref.value(
+            measure.kind,
+            query,
+            cutoff=measure.cutoff,
+            level=level if measure.rel is None else measure.rel,
+            param=measure.param,
+            gain=measure.gain or "linear",
+            **choices(rules),
+        )
+        if provider.decimals is not None:
+            value = ref.round_half_even(value, provider.decimals)
+        out[qid] = value
+    return out
+
+
+# -- trec_eval 10: its own expected outputs ----------------------------------------------------
+
+
+def trec_output(name: str) -> dict[str, dict[str, str]]:
+    """{printed measure: {query id or 'all': printed value}} of a trec_eval output file."""
+    table: dict[str, dict[str, str]] = {}
+    for line in (TREC / name).read_text().splitlines():
+        measure, qid, value = line.split("\t")
+        table.setdefault(measure.strip(), {})[qid] = value
+    return table
+
+
+def printed(kind: str, value: float) -> str:
+    """A value as trec_eval prints it: counts as integers, the rest with %6.4f."""
+    return str(round(value)) if kind in COUNTS else f"{value:6.4f}"
+
+
+# (output file, qrels, run, options): trec_eval's test invocations (-c: missing='zero', -M100:
+# max_docs=100, -l2: level=2); out.test.meas_params asks for P.3,5,7, recall.20,2000,
+# success.2,5,20, iprec_at_recall.0.1,0.2,0.25,0.5,0.75 and odd ndcg_cut cutoffs
+TREC_OUTPUTS = [
+    ("out.test", "qrels.test", "results.test", {}),
+    ("out.test.aq", "qrels.test", "results.test", {}),
+    ("out.test.aqc", "qrels.test", "results.trunc", {"missing": "zero"}),
+    ("out.test.aqcM", "qrels.test", "results.trunc", {"missing": "zero", "max_docs": 100}),
+    ("out.test.aql", "qrels.rel_level", "results.test", {"level": 2}),
+    ("out.test.meas_params", "qrels.test", "results.test", {}),
+    ("out.comment.test", "qrels.comment.test", "results.comment.test", {}),
+]
+# what trec_eval prints that fastndcg computes; the rest (relstring, infAP, utility, ...) is not
+# among issue 37's measures
+CHECKED_WITH_A = {
+    *("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref"),
+    *("recip_rank", "set_P", "set_recall", "set_F", "ndcg", "rbp", "rbp_resid"),
+    *(f"iprec_at_recall_{level / 10:3.2f}" for level in range(11)),
+    *(f"{name}_{k}" for name in ("P", "recall", "ndcg_cut", "map_cut") for k in ref.TREC_CUTS),
+    *("success_1", "success_5", "success_10", "unj_5", "unj_10", "unj_20"),
+}
+
+
+@pytest.mark.parametrize(("output", "qrels_file", "run_file", "options"), TREC_OUTPUTS)
+def test_oracle_prints_what_trec_eval_10_prints(output, qrels_file, run_file, options):
+    qrels, run = read_qrels(TREC / qrels_file), read_run(TREC / run_file)
+    rules = RULES["trec_eval"]
+    checked = set()
+    for name, values in trec_output(output).items():
+        try:
+            measure = parse_measure(name)
+        except OptionError:  # a measure fastndcg does not compute (relstring, infAP, ...)
+            continue
+        per_query = oracle(qrels, run, measure, rules, **options)
+        for qid, value in per_query.items():
+            if qid in values:  # gm_map and num_q are printed in the summary only
+                assert printed(measure.kind, value) == values[qid], (output, name, qid)
+        if measure.kind == "NumQ":
+            assert values["all"] == str(len(per_query))
+        else:
+            total = ref.summary(measure.kind, list(per_query.values()))
+            assert printed(measure.kind, total) == values["all"], (output, name)
+        checked.add(name)
+    if output.startswith("out.test.a"):
+        assert CHECKED_WITH_A <= checked, sorted(CHECKED_WITH_A - checked)
+    else:
+        assert len(checked) >= 12, checked
+
+
+def test_trec_eval_10_refuses_what_its_quicktest_leaves_out():
+    """Without -c a judged query absent from the run stops trec_eval 10: so does the oracle."""
+    with pytest.raises(KeyError):
+        ref.queries_of(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc"), "error")
+
+
+# -- the toy example of measures-in-the-wild.md, section (c) -----------------------------------
+
+TOY_QRELS = {
+    "1": {"a1": 2, "a2": 1, "a3": 0, "a4": 1, "a5": 0},
+    "2": {"b1": 1, "b9": 0},
+    "3": {"c1": 0},
+    "4": {"d1": 1},
+    "5": {"e1": 1, "e2": 1},
+    "7": {"g1": 1, "g2": 1, "g3": 1, "g4": 1},
+}
+TOY_RUN = {
+    "1": {"a3": 0.9, "a1": 0.8, "x1": 0.7, "a2": 0.6},
+    "2": {"b1": 1.0, "b2": 1.0, "b3": 1.0},
+    "3": {"c1": 0.5, "c2": 0.4},
+    "5": {"e1": 0.9},
+    "6": {"f1": 0.9},
+    "7": {"g1": 0.9, "n1": 0.8, "n2": 0.7, "n3": 0.6, "g2": 0.5, "g3": 0.4, "g4": 0.3},
+}
+TOY_QUERIES = ("1", "2", "3", "4", "5", "7")
+# (measure, tool, values of queries 1, 2, 3, 4, 5, 7 as the table prints them (None: absent),
+# the mean or None): trec_eval 10 with -c, ir_measures' default pipeline, ranx with
+# make_comparable=True, pytrec_eval (query 4 absent)
+TOY_TABLE = [
+    ("P@5", "trec_eval", (0.4, 0.2, 0, 0, 0.2, 0.4), 0.2),
+    ("P@5", "ir_measures", (0.4, 0.2, 0, 0, 0.2, 0.4), 0.2),
+    ("precision@5", "ranx", (0.4, 0.2, 0, 0, 0.2, 0.4), 0.2),
+    ("recall.5", "trec_eval", (0.6667, 1, 0, 0, 0.5, 0.5), 0.4444),
+    ("R@5", "ir_measures", (0.6667, 1, 0, 0, 0.5, 0.5), 0.4444),
+    ("recall@5", "ranx", (0.6667, 1, 0, 0, 0.5, 0.5), 0.4444),
+    ("map", "trec_eval", (0.3333, 0.3333, 0, 0, 0.5, 0.6179), 0.2974),
+    ("AP", "ir_measures", (0.3333, 0.3333, 0, 0, 0.5, 0.6179), 0.2974),
+    ("map", "ranx", (0.3333, 1.0, 0, 0, 0.5, 0.6179), 0.4085),
+    ("map_cut.2", "trec_eval", (0.1667, 0, 0, 0, 0.5, 0.25), 0.1528),
+    ("AP@2", "ir_measures", (0.1667, 0, 0, 0, 0.5, 0.25), 0.1528),
+    ("recip_rank", "trec_eval", (0.5, 0.3333, 0, 0, 1, 1), 0.4722),
+    ("RR", "ir_measures", (0.5, 0.3333, 0, 0, 1, 1), 0.4722),
+    ("RR@10", "ir_measures", (0.5, 1.0, 0, 0, 1, 1), 0.5833),
+    ("Rprec", "trec_eval", (0.3333, 0, 0, 0, 0.5, 0.25), 0.1806),
+    ("Rprec", "ir_measures", (0.3333, 0, 0, 0, 0.5, 0.25), 0.1806),
+    ("bpref", "trec_eval", (0.3333, 1, 0, 0, 0.5, 1), 0.4722),
+    ("Bpref", "ir_measures", (0.3333, 1, 0, 0, 0.5, 1), 0.4722),
+    ("success.1", "trec_eval", (0, 0, 0, 0, 1, 1), 0.3333),
+    ("Success@1", "ir_measures", (0, 0, 0, 0, 1, 1), 0.3333),
+    ("Judged@5", "ir_measures", (0.75, 0.3333, 0.5, 0, 1, 0.4), 0.4972),
+    ("unj.5", "trec_eval", (0.2, 0.4, 0.2, 0, 0, 0.6), 0.2333),
+    ("ERR@5", "ir_measures", (0.1065, 0.0208, 0, 0, 0.0625, 0.0742), 0.0440),
+    ("rbp.p=0.8", "trec_eval", (0.2112, 0.128, 0, 0, 0.2, 0.3999), 0.1565),
+    ("rbp.8", "ranx", (0.4224, 0.2, 0, 0, 0.2, 0.3999), None),
+    ("rbp_resid", "trec_eval", (0.7371, 0.9190, 0.9, 0, 0, 0.7222), 0.5464),
+    ("iprec_at_recall.0.3", "pytrec_eval", (0.5, 0.3333, 0, None, 1, 0.5714), None),
+    ("IPrec@0.3", "ir_measures", (0.5, 0.3333, 0, 0, 1, 0.5714), None),
+    ("gm_map", "pytrec_eval", (-1.0986, -1.0986, -11.5129, None, -0.6931, -0.4815), None),
+]
+
+
+@pytest.mark.parametrize(("name", "tool", "values", "mean"), TOY_TABLE)
+def test_oracle_gives_every_tool_column_of_the_toy_example(name, tool, values, mean):
+    rules = RULES[tool]
+    missing = "skip" if tool == "pytrec_eval" else "zero"
+    measure = parse_measure(name)
+    ours = oracle(TOY_QRELS, TOY_RUN, measure, rules, missing=missing)
+    theirs = {q: v for q, v in zip(TOY_QUERIES, values, strict=True) if v is not None}
+    assert_same_values(ours, theirs, 0.5e-4 + 1e-12, f"{tool} {name}")
+    if mean is not None:
+        assert abs(ref.summary(measure.kind, list(ours.values())) - mean) <= 0.5e-4 + 1e-12
+
+
+def test_toy_example_iprec_rounding_of_trec_eval_10():
+    """Query 7 (R = 4, relevant at ranks 1, 5, 6, 7), recall 0.3: trec_eval 10 starts at the
+    round(1.2) = 1st relevant document (1.0), 9.0.8 at the int(1.2 + 0.9) = 2nd (0.5714)."""
+    measure = parse_measure("iprec_at_recall.0.3")
+    assert oracle(TOY_QRELS, TOY_RUN, measure, RULES["trec_eval"], missing="zero")["7"] == 1.0
+
+
+def test_toy_example_other_observations():
+    """trec_eval -c -l 2: num_rel is 1 for query 1, else 0; -J: query 2 keeps one document."""
+    num_rel = oracle(
+        TOY_QRELS, TOY_RUN, parse_measure("num_rel"), RULES["trec_eval"], level=2, missing="zero"
+    )
+    assert num_rel == {"1": 1, "2": 0, "3": 0, "4": 0, "5": 0, "7": 0}
+    judged = {"judged_only": True, "missing": "zero"}
+    rules = RULES["trec_eval"]
+    assert oracle(TOY_QRELS, TOY_RUN, parse_measure("num_ret"), rules, **judged)["2"] == 1
+    assert oracle(TOY_QRELS, TOY_RUN, parse_measure("recip_rank"), rules, **judged)["2"] == 1
+    # ranx's bpref of query 5 alone (no judged non-relevant document): NaN
+    bpref = oracle(TOY_QRELS, TOY_RUN, parse_measure("bpref"), RULES["ranx"], missing="zero")
+    assert math.isnan(bpref["5"]) and bpref["3"] == 0

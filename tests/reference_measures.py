@@ -46,6 +46,7 @@ CHOICES = dict(
     gm_per_query="ap",
     ndcg_level=False,
     no_relevant="zero",
+    absent="ranking",
 )
 TREC_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -378,6 +379,44 @@ def summary(kind: str, values: list[float], gm_floor: float = 1e-5) -> float:
 def round_half_even(x: float, decimals: int) -> float:
     """``x`` printed with ``decimals`` decimals and read back, as a tool printing ``%.Nf`` does."""
     return float(f"{x:.{decimals}f}")
+
+
+def evaluate(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, dict[str, float]],
+    kind: str,
+    *,
+    missing: str = "error",
+    ties: str = "docid_desc",
+    score_dtype: str = "float64",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    decimals: int | None = None,
+    **settings,
+) -> dict[str, float]:
+    """{query id: ``kind``'s value} for every query scored (:func:`queries_of`).
+
+    A judged query absent from the run (``missing="zero"``) is an empty ranking, or, with
+    ``absent="zero"`` (ir_measures), 0 for every measure, its counts too. ``decimals`` rounds
+    values as a tool printing them does.
+    """
+    absent = settings.get("absent", CHOICES["absent"])
+    out = {}
+    for qid in queries_of(qrels, run, missing):
+        if qid not in run and absent == "zero":
+            out[qid] = 0.0
+            continue
+        query = rank(
+            run.get(qid, {}),
+            qrels[qid],
+            ties=ties,
+            score_dtype=score_dtype,
+            max_docs=max_docs,
+            judged_only=judged_only,
+        )
+        result = value(kind, query, **settings)
+        out[qid] = result if decimals is None else round_half_even(result, decimals)
+    return out
 
 
 def queries_of(

@@ -16,10 +16,20 @@ the oracle.
 from __future__ import annotations
 
 import math
+import shutil
 
 import pytest
 import reference_measures as ref
-from parity_data import TREC, assert_same_values, read_qrels, read_run
+from parity_data import (
+    REQUIRE_TOOLS,
+    TREC,
+    TREC_PAIRS,
+    assert_same_values,
+    random_trec,
+    read_qrels,
+    read_run,
+    tool,
+)
 
 from fastndcg._core.measures import Measure, parse_measure
 from fastndcg._core.measures.definitions import RULES, MeasureRules
@@ -34,41 +44,27 @@ def choices(rules: MeasureRules) -> dict:
 
 
 def oracle(
-    qrels: dict,
-    run: dict,
-    measure: Measure,
-    rules: MeasureRules,
-    *,
-    level: int = 1,
-    missing: str = "error",
-    max_docs: int | None = None,
-    judged_only: bool = False,
+    qrels: dict, run: dict, measure: Measure, rules: MeasureRules, *, level: int = 1, **options
 ) -> dict[str, float]:
-    """{query id: the oracle's value of ``measure``} under ``rules`` (the measure's provider)."""
+    """{query id: the oracle's value of ``measure``} under ``rules`` (the measure's provider).
+
+    ``options``: ``missing``, ``max_docs``, ``judged_only`` (trec_eval's -c, -M, -J).
+    """
     provider = rules.provider(measure)
-    out = {}
-    for qid in ref.queries_of(qrels, run, missing):
-        query = ref.rank(
-            run.get(qid, {}),
-            qrels[qid],
-            ties=provider.ties,
-            score_dtype=provider.score_dtype,
-            max_docs=max_docs,
-            judged_only=judged_only,
-        )
-        value = ref.value(
-            measure.kind,
-            query,
-            cutoff=measure.cutoff,
-            level=level if measure.rel is None else measure.rel,
-            param=measure.param,
-            gain=measure.gain or "linear",
-            **choices(rules),
-        )
-        if provider.decimals is not None:
-            value = ref.round_half_even(value, provider.decimals)
-        out[qid] = value
-    return out
+    return ref.evaluate(
+        qrels,
+        run,
+        measure.kind,
+        ties=provider.ties,
+        score_dtype=provider.score_dtype,
+        decimals=provider.decimals,
+        cutoff=measure.cutoff,
+        level=level if measure.rel is None else measure.rel,
+        param=measure.param,
+        gain=measure.gain or "linear",
+        **choices(rules),
+        **options,
+    )
 
 
 # -- trec_eval 10: its own expected outputs ----------------------------------------------------
@@ -230,3 +226,130 @@ def test_toy_example_other_observations():
     # ranx's bpref of query 5 alone (no judged non-relevant document): NaN
     bpref = oracle(TOY_QRELS, TOY_RUN, parse_measure("bpref"), RULES["ranx"], missing="zero")
     assert math.isnan(bpref["5"]) and bpref["3"] == 0
+
+
+# -- pytrec_eval, ir_measures and ranx, run here: 1e-12 -----------------------------------------
+
+
+def tool_data(numeric: bool = False) -> list[tuple[str, dict, dict]]:
+    """(name, qrels, run): the real TREC pairs and two random runs (labels -1..4, heavy ties and
+    near-ties only float64 tells apart, queries without relevant judgments, judged queries
+    absent from the run, run-only queries; ``numeric`` query ids for gdeval)."""
+    out = [(name, read_qrels(q), read_run(r)) for name, (q, r) in TREC_PAIRS.items()]
+    out += [(f"random{seed}", *random_trec(seed, numeric_qids=numeric)) for seed in (1, 2)]
+    return out
+
+
+PYTREC_MEASURES = {
+    *("P", "recall", "map", "map_cut", "recip_rank", "Rprec", "bpref", "success"),
+    *("num_ret", "num_rel", "num_rel_ret", "gm_map", "set_P", "set_recall", "set_F"),
+    *("ndcg", "ndcg_cut", "iprec_at_recall"),
+}
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("judged_only", [False, True])
+def test_oracle_equals_pytrec_eval(level, judged_only):
+    pytrec_eval = tool("pytrec_eval", "pytrec-eval-terrier")
+    rules = RULES["pytrec_eval"]
+    for name, qrels, run in tool_data():
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            qrels, PYTREC_MEASURES, relevance_level=level, judged_docs_only_flag=judged_only
+        )
+        theirs = evaluator.evaluate(run)
+        keys = next(iter(theirs.values())).keys()
+        assert len(keys) >= 60, sorted(keys)
+        for key in keys:
+            measure = parse_measure(key)
+            ours = oracle(
+                qrels, run, measure, rules, level=level, missing="skip", judged_only=judged_only
+            )
+            values = {q: v[key] for q, v in theirs.items()}
+            if measure.kind == "IPrec":  # -J can leave no document: trec_eval divides 0 by 0
+                empty = {
+                    q for q in values if not ref.rank(run[q], qrels[q], judged_only=True).labels
+                }
+                assert {q for q, v in values.items() if math.isnan(v)} <= empty
+                values = {q: 0.0 if q in empty else v for q, v in values.items()}
+            assert_same_values(ours, values, 1e-12, f"{name} {key} -l{level} J={judged_only}")
+
+
+IR_MEASURES = [
+    *("P@5", "P(rel=2)@10", "R@10", "R(rel=2)@100", "AP", "AP@10", "AP(rel=2)", "RR", "RR@10"),
+    *("RR(rel=2)@5", "Rprec", "Bpref", "Bpref(rel=2)", "Success@5", "Judged@10", "Judged"),
+    *("IPrec@0.3", "IPrec@0.0", "NumRet", "NumRel", "NumRelRet", "NumRet(rel=2)", "SetP"),
+    *("SetR", "SetF", "nDCG@10"),
+]
+GDEVAL_MEASURES = ["ERR@5", "ERR@20", "nDCG(dcg='exp-log2')@10"]
+
+
+def ir_measures_check(names: list[str], data: list[tuple[str, dict, dict]], atol: float) -> None:
+    ir_measures = tool("ir_measures", "ir_measures")
+    rules = RULES["ir_measures"]
+    for name, qrels, run in data:
+        theirs_measures = [ir_measures.parse_measure(n) for n in names]
+        theirs: dict = {}
+        for metric in ir_measures.iter_calc(theirs_measures, qrels, run):
+            theirs.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
+        means = ir_measures.calc_aggregate(theirs_measures, qrels, run)
+        for text, their_measure in zip(names, theirs_measures, strict=True):
+            measure = parse_measure(text)
+            ours = oracle(qrels, run, measure, rules, missing="zero")
+            values = theirs[str(their_measure)]
+            assert_same_values(ours, values, atol, f"{name} {text}")
+            mean = ref.summary(measure.kind, list(ours.values()))
+            assert mean == pytest.approx(means[their_measure], abs=1e-12), (name, text)
+
+
+def test_oracle_equals_ir_measures():
+    ir_measures_check(IR_MEASURES, tool_data(), 1e-12)
+
+
+@pytest.mark.skipif(shutil.which("perl") is None and not REQUIRE_TOOLS, reason="needs perl")
+def test_oracle_equals_ir_measures_gdeval():
+    """gdeval prints 5 decimals and needs numeric query ids and grades <= 4."""
+    numeric = ("adhoc", "adhoc_graded", "adhoc_missing", "random1", "random2")
+    data = [d for d in tool_data(numeric=True) if d[0] in numeric]
+    ir_measures_check(GDEVAL_MEASURES, data, 0.0)
+
+
+RANX_METRICS = [
+    *("precision@5", "precision@10-l2", "precision", "recall@10", "recall@100-l2", "f1@10"),
+    *("r-precision", "mrr", "mrr@10", "map", "map@10", "map-l2", "hit_rate@5", "hits@10"),
+    *("rbp.8", "rbp.95-l2", "ndcg@10", "ndcg_burges@10-l2", "dcg@5", "bpref", "bpref-l2"),
+]
+
+
+@pytest.fixture
+def ranx():
+    """ranx, with Numba's process-wide thread count put back afterwards."""
+    ranx = tool("ranx", "ranx")
+    numba = pytest.importorskip("numba")
+    before = numba.get_num_threads()
+    yield ranx
+    numba.set_num_threads(before)
+
+
+def test_oracle_equals_ranx(ranx):
+    """Runs without tied scores (ranx scrambles long tied lists), with make_comparable=True.
+
+    bpref only on queries with a relevant judgment: with none, ranx divides by 0 inside its
+    parallel loop, which can leave other queries of the batch at 0 (not reproduced).
+    """
+    rules = RULES["ranx"]
+    cast_qrels, cast_run = TREC_PAIRS["cast2019"]
+    data = [("cast2019", read_qrels(cast_qrels), read_run(cast_run))]
+    data += [(f"random{seed}", *random_trec(seed, tied=False)) for seed in (5, 6)]
+    for name, qrels, run in data:
+        for metric in RANX_METRICS:
+            measure = parse_measure(metric)
+            judged = qrels
+            if measure.kind == "Bpref":
+                level = measure.rel or 1
+                judged = {q: j for q, j in qrels.items() if max(j.values()) >= level}
+            qrels_x, run_x = ranx.Qrels.from_dict(judged), ranx.Run.from_dict(run)
+            run_x = run_x.make_comparable(qrels_x)
+            ranx.evaluate(qrels_x, run_x, metric)
+            theirs = {str(q): float(v) for q, v in run_x.scores[metric].items()}
+            ours = oracle(judged, run, measure, rules, missing="zero")
+            assert_same_values(ours, theirs, 1e-12, f"{name} {metric}")

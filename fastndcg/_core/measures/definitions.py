@@ -41,6 +41,7 @@ CHOICES = MappingProxyType(
         "gm_per_query": ("ap", "log"),  # GMAP's per-query value
         "no_relevant": ("zero", "skip", "one", "error", None),  # 0/0 (None: the call's)
         "missing": ("error", "zero", "skip", None),  # judged queries absent from the run
+        "absent": ("ranking", "zero"),  # what missing='zero' scores: an empty ranking, or 0
     }
 )
 
@@ -124,7 +125,9 @@ class MeasureRules:
     - ``no_relevant``: what a measure dividing by ``R`` (or by IDCG) gets when it is 0: the
       values of ``zero_idcg`` (None: the call's);
     - ``missing``: what the tool does with a judged query absent from the run (None: the
-      call's; the NDCG presets leave ``missing`` to the call, and the measures follow them).
+      call's; the NDCG presets leave ``missing`` to the call, and the measures follow them);
+      ``absent``: what scoring such a query means: an empty ranking (``"ranking"``, trec_eval
+      -c: its num_rel still counts) or 0 for every measure, counts included (``"zero"``).
 
     Attributes
     ----------
@@ -161,6 +164,7 @@ class MeasureRules:
     ndcg_level: bool = False
     no_relevant: str | None = "zero"
     missing: str | None = "zero"
+    absent: str = "ranking"
     notes: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -228,6 +232,8 @@ _TREC_NOTES = (
     "A negative qrels grade is 'in the pool, not judged': never relevant, not counted in R or "
     "in bpref's N, unjudged for unj.",
     "gm_map is printed in the summary only: exp of the mean of log(max(AP, 1e-5)).",
+    "iprec_at_recall of a ranking left empty by -J is 0/0 (NaN, and a NaN mean); not "
+    "reproduced: fastndcg gives 0.",
     "With -c, the num_rel summary line counts every qrels line graded above 0 whatever -l; "
     "not reproduced: the summary is the sum of the per-query values.",
 )
@@ -295,6 +301,7 @@ IR_MEASURES = MeasureRules(
     rbp_gain="binary",
     rbp_p=0.8,
     iprec_rounding="plus_0.9",
+    absent="zero",
     notes=(
         "Its providers rank ties differently (terrierteam/ir_measures#18): RR@k (msmarco) and "
         "Judged@k (judged) by document id ascending on float64 scores; the pytrec_eval "
@@ -307,7 +314,8 @@ IR_MEASURES = MeasureRules(
         "RBP needs the optional cwl_eval provider and a relevance level: binary gains, p = 0.8 "
         "by default.",
         "NumRel(rel=2) is refused by every provider; fastndcg computes it.",
-        "The mean is over every judged query, 0 for those absent from the run.",
+        "The mean is over every judged query; one absent from the run gets 0 for every "
+        "measure, NumRel and NumQ included (absent='zero').",
     ),
 )
 RANX = MeasureRules(

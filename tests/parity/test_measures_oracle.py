@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import shutil
 
+import numpy as np
 import pytest
 import reference_measures as ref
 from parity_data import (
@@ -33,6 +34,7 @@ from parity_data import (
 
 from fastndcg._core.measures import Measure, parse_measure
 from fastndcg._core.measures.definitions import RULES, MeasureRules
+from fastndcg._core.measures.trec_layout import format_trec_eval, trec_eval_measures
 from fastndcg._errors import OptionError
 
 COUNTS = ("NumQ", "NumRet", "NumRel", "NumRelRet")
@@ -137,6 +139,33 @@ def test_trec_eval_10_refuses_what_its_quicktest_leaves_out():
     """Without -c a judged query absent from the run stops trec_eval 10: so does the oracle."""
     with pytest.raises(KeyError):
         ref.queries_of(read_qrels(TREC / "qrels.test"), read_run(TREC / "results.trunc"), "error")
+
+
+@pytest.mark.parametrize(
+    ("output", "qrels_file", "run_file", "queries"),
+    [
+        ("out.test", "qrels.test", "results.test", False),
+        ("out.comment.test", "qrels.comment.test", "results.comment.test", False),
+        ("out.test.aq", "qrels.test", "results.test", True),
+    ],
+)
+def test_trec_eval_layout_of_the_default_measures(output, qrels_file, run_file, queries):
+    """``trec_eval Q R`` (and ``-q``, compared with the same measures' lines of ``-a -q``),
+    printed from the oracle's per-query values, line for line."""
+    qrels, run = read_qrels(TREC / qrels_file), read_run(TREC / run_file)
+    run_id = (TREC / run_file).read_text().split(None, 6)[5]
+    measures = trec_eval_measures()
+    per_query = [oracle(qrels, run, m, RULES["trec_eval"]) for m in measures]
+    query_ids = list(per_query[0])
+    values = np.array([[column[q] for column in per_query] for q in query_ids])
+    text = format_trec_eval(measures, query_ids, values, run_id=run_id, queries=queries)
+    ours = text.splitlines()
+    names = {line.split("\t")[0] for line in ours}
+    theirs = [
+        line for line in (TREC / output).read_text().splitlines() if line.split("\t")[0] in names
+    ]
+    assert ours == theirs
+    assert len(ours) == (len(query_ids) * 27 if queries else 0) + 30
 
 
 # -- the toy example of measures-in-the-wild.md, section (c) -----------------------------------

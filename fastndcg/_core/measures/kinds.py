@@ -113,6 +113,10 @@ TREC_NAMES: MappingProxyType[str, tuple[str, bool]] = MappingProxyType(
         "unj": ("Unjudged", True),
     }
 )
+# (kind, whether the parameters are cutoffs) -> trec_eval's name: how a measure is printed
+TREC_NAME_OF: MappingProxyType[tuple[str, bool], str] = MappingProxyType(
+    {meaning: name for name, meaning in TREC_NAMES.items()}
+)
 # What a trec_eval name without parameters means: its default cutoffs or recall levels.
 _TREC_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_DEFAULTS: MappingProxyType[str, tuple[Any, ...]] = MappingProxyType(

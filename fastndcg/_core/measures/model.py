@@ -7,11 +7,9 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from fastndcg._core.measures.kinds import GAINS, KINDS, TREC_NAMES
+from fastndcg._core.measures.kinds import GAINS, KINDS, TREC_NAME_OF
 from fastndcg._errors import OptionError, OptionTypeError
 
-# (kind, whether the parameters are cutoffs) -> trec_eval's name, for printing
-_TREC_NAME_OF = {meaning: name for name, meaning in TREC_NAMES.items()}
 _PARAM_RANGES = {"p": (0.0, 1.0, False), "recall": (0.0, 1.0, True)}  # low, high, inclusive
 
 
@@ -109,7 +107,7 @@ class Measure:
         (its ``-l`` is one for all measures).
         """
         cut = self.cutoff is not None
-        name = _TREC_NAME_OF.get((self.kind, cut))
+        name = TREC_NAME_OF.get((self.kind, cut))
         if name is None:  # trec_eval lacks it: its naming, on our kind
             name = self.kind + (f"_{self.cutoff}" if cut else "")
         elif cut:

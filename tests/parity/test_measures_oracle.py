@@ -34,6 +34,7 @@ from parity_data import (
 
 from fastndcg._core.measures import Measure, parse_measure
 from fastndcg._core.measures.definitions import RULES, MeasureRules
+from fastndcg._core.measures.kinds import IR_MEASURES_NAMES, IR_MEASURES_SETS
 from fastndcg._core.measures.trec_layout import format_trec_eval, trec_eval_measures
 from fastndcg._errors import OptionError
 
@@ -382,3 +383,43 @@ def test_oracle_equals_ranx(ranx):
             theirs = {str(q): float(v) for q, v in run_x.scores[metric].items()}
             ours = oracle(judged, run, measure, rules, missing="zero")
             assert_same_values(ours, theirs, 1e-12, f"{name} {metric}")
+
+
+# -- names: read as ir_measures reads them ------------------------------------------------------
+
+IR_NAMES = [
+    *("nDCG@10", "P@5", "P(rel=2)@10", "R@100", "AP", "AP@100", "MAP", "RR", "RR@10", "MRR"),
+    *("Rprec", "RPrec", "Success@5", "ERR@20", "Bpref", "BPref", "Judged@10", "Judged"),
+    *("RBP(rel=1,p=0.8)", "RBP(p=0.9)", "IPrec@0.3", "NumRet", "NumRet(rel=2)", "NumRelRet"),
+    *("NumRel", "NumQ", "SetP", "SetR", "SetF", "nDCG(dcg='exp-log2')@10", "nDCG(dcg='log2')"),
+]
+TREC_PRINTED = [
+    *("P_10", "map_cut_100", "recip_rank", "iprec_at_recall_0.10", "success_5", "recall_100"),
+    *("num_rel_ret", "num_ret", "num_rel", "num_q", "ndcg_cut_10", "ndcg", "map", "Rprec"),
+    *("bpref", "set_P", "set_recall", "set_F"),
+]
+
+
+def ir_fields(measure) -> tuple:
+    """(kind, cutoff, level, parameter, gain) of an ir_measures measure."""
+    params = dict(measure.params)
+    kind = IR_MEASURES_SETS.get(measure.NAME) or IR_MEASURES_NAMES[measure.NAME]
+    if kind == "NumRet" and "rel" in params:
+        kind = "NumRelRet"
+    gain = {"exp-log2": "exp2", "log2": "linear"}.get(params.get("dcg"))
+    number = params.get("p", params.get("recall"))
+    return kind, params.get("cutoff"), params.get("rel", 1), number, gain
+
+
+def test_names_read_as_ir_measures_reads_them():
+    """ir_measures' own parsers: its syntax, and trec_eval's printed names
+    (``parse_trec_measure``)."""
+    ir_measures = tool("ir_measures", "ir_measures")
+    for name in IR_NAMES:
+        ours = parse_measure(name)
+        theirs = ir_fields(ir_measures.parse_measure(name))
+        assert (ours.kind, ours.cutoff, ours.rel or 1, ours.param, ours.gain) == theirs, name
+    for name in TREC_PRINTED:
+        ours = parse_measure(name)
+        (theirs,) = ir_measures.parse_trec_measure(name)
+        assert (ours.kind, ours.cutoff, ours.rel or 1, ours.param) == ir_fields(theirs)[:4], name

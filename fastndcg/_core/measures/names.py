@@ -44,6 +44,7 @@ _RANX = re.compile(
     r"(?P<base>[a-z][a-z0-9_\-]*?)(?:(?P<sep>[@.])(?P<arg>[0-9.]+))?(?:-l(?P<level>[0-9]+))?"
 )
 _IR = re.compile(r"(?P<base>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<at>[0-9.]+))?")
+_RANX_RBP = re.compile(r"[0-9.]+(?:-l[0-9]+)?")  # after "rbp.": ranx's p, and its level
 _INT = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 _IR_KEYS = ("rel", "cutoff", "p", "recall", "gain", "dcg", "judged_only")
@@ -147,8 +148,8 @@ def _trec(text: str) -> tuple[Measure, ...] | None:
     elif kind == "IPrec":
         values = _trec_list(text, params, "recall levels", _NUMBER, float)
     elif kind in ("RBP", "RBPResid"):
-        if kind == "RBP" and not params.startswith("p="):
-            return None  # ranx's rbp.95
+        if kind == "RBP" and _RANX_RBP.fullmatch(params):
+            return None  # ranx's rbp.95 (and its trap, rbp.0.95)
         values = (_trec_p(text, params),)
     else:
         fix = (

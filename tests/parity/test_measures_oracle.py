@@ -70,6 +70,86 @@ def oracle(
     )
 
 
+# -- the oracle on a query worked by hand (the measures page's example) -----------------------
+
+# ranked grades: not relevant, 2, unjudged, 1, negative ("in the pool, not judged"), 1; two
+# more judgments not retrieved (3 and 0): R = 4 at level 1, N = 2 (trec_eval), 3 (ranx)
+WORKED = ref.Query([0, 2, None, 1, -1, 1], [0, 2, 1, -1, 1, 3, 0])
+WORKED_VALUES = [
+    ("P", {"cutoff": 5}, 2 / 5),
+    ("P", {"cutoff": 10, "precision_denominator": "min(k,n)"}, 3 / 6),
+    ("R", {"cutoff": 5}, 2 / 4),
+    ("R", {"cutoff": 2, "recall_denominator": "min(R,k)"}, 1 / 2),
+    ("F1", {"cutoff": 5}, 2 * 0.4 * 0.5 / 0.9),
+    ("RR", {}, 1 / 2),
+    ("RR", {"cutoff": 1}, 0.0),
+    ("Success", {"cutoff": 2}, 1.0),
+    ("AP", {}, (1 / 2 + 2 / 4 + 3 / 6) / 4),
+    ("AP", {"cutoff": 3}, (1 / 2) / 4),
+    ("AP", {"cutoff": 3, "ap_denominator": "min(R,k)"}, (1 / 2) / 3),
+    ("GMAP", {}, 0.375),
+    ("GMAP", {"gm_per_query": "log"}, math.log(0.375)),
+    ("Rprec", {}, 2 / 4),
+    ("Bpref", {}, (0.5 + 0.5 + 0.5) / 4),
+    ("Bpref", {"bpref_negative": "nonrelevant"}, (2 / 3 + 2 / 3 + 1 / 3) / 4),
+    ("RBP", {"param": 0.5}, 0.5 * (2 / 3 * 0.5 + 1 / 3 * 0.5**3 + 1 / 3 * 0.5**5)),
+    ("RBP", {"param": 0.5, "rbp_gain": "raw"}, 0.5 * (2 * 0.5 + 0.5**3 + 0.5**5)),
+    ("RBP", {"param": 0.5, "rbp_gain": "binary", "level": 2}, 0.5 * 0.5),
+    ("RBPResid", {"param": 0.5}, 0.5**6 + 0.5 * (0.5**2 + 0.5**4)),
+    ("ERR", {"cutoff": 3}, (3 / 16) / 2),
+    ("Judged", {"cutoff": 5}, 4 / 5),
+    ("Judged", {"cutoff": 5, "judged_labels": "nonnegative"}, 3 / 5),
+    ("Judged", {"cutoff": 10, "judged_denominator": "k"}, 5 / 10),
+    ("Unjudged", {"cutoff": 5}, 2 / 5),
+    ("IPrec", {"param": 0.5}, 3 / 6),  # from the 2nd relevant (rank 4): max(2/4, 2/5, 3/6)
+    ("IPrec", {"param": 0.0}, 1 / 2),
+    ("nDCG", {"cutoff": 3}, (2 / math.log2(3)) / (3 + 2 / math.log2(3) + 1 / 2)),
+    ("DCG", {"cutoff": 3, "gain": "exp2"}, 3 / math.log2(3)),
+    ("NumRet", {}, 6.0),
+    ("NumRel", {"level": 2}, 2.0),
+    ("NumRelRet", {}, 3.0),
+]
+
+
+@pytest.mark.parametrize(("kind", "settings", "expected"), WORKED_VALUES)
+def test_oracle_on_a_query_worked_by_hand(kind, settings, expected):
+    assert ref.value(kind, WORKED, **settings) == pytest.approx(expected, abs=1e-15)
+
+
+def test_oracle_rules_for_queries_without_relevant_judgments_and_tie_averaging():
+    nothing = ref.Query([0, None], [0])
+    for rule, expected in (("zero", 0.0), ("one", 1.0)):
+        assert ref.value("AP", nothing, no_relevant=rule) == expected
+    assert math.isnan(ref.value("R", nothing, cutoff=5, no_relevant="skip"))
+    with pytest.raises(ZeroDivisionError):
+        ref.value("nDCG", nothing, no_relevant="error")
+    assert ref.value("P", nothing, cutoff=5, no_relevant="error") == 0.0  # P does not divide by R
+    # three tied documents, one relevant: every order counts once
+    orders = ref.every_order({"a": 1.0, "b": 1.0, "c": 1.0}, {"b": 1})
+    assert len(orders) == 6
+    assert ref.expected_value("RR", orders) == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+    assert ref.expected_value("P", orders, cutoff=1) == pytest.approx(1 / 3)
+
+
+def test_oracle_rankings():
+    run = {"b": 1.0, "a": 1.0, "c": 2.0, "d": 1.0 + 1e-9}
+    judgments = {"a": 1, "b": 2, "c": -1}
+    assert ref.rank(run, judgments).labels == [-1, None, 2, 1]  # docid descending
+    assert ref.rank(run, judgments, ties="docid_asc").labels == [-1, None, 1, 2]
+    assert ref.rank(run, judgments, ties="stable").labels == [-1, None, 2, 1]
+    assert ref.rank(run, judgments, ties="reverse").labels == [-1, None, 1, 2]
+    held32 = ref.rank(run, judgments, score_dtype="float32")  # d ties with a and b in float32
+    assert held32.labels == [-1, None, 2, 1]
+    assert ref.rank(run, judgments, ties="docid_asc", score_dtype="float32").labels == [
+        -1,
+        1,
+        2,
+        None,
+    ]
+    assert ref.rank(run, judgments, max_docs=2, judged_only=True).labels == []
+    assert ref.rank(run, judgments, judged_only=True).labels == [2, 1]
+
+
 # -- trec_eval 10: its own expected outputs ----------------------------------------------------
 
 

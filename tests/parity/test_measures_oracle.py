@@ -172,6 +172,7 @@ def printed(kind: str, value: float) -> str:
 # success.2,5,20, iprec_at_recall.0.1,0.2,0.25,0.5,0.75 and odd ndcg_cut cutoffs
 TREC_OUTPUTS = [
     ("out.test", "qrels.test", "results.test", {}),
+    ("out.test.a", "qrels.test", "results.test", {}),
     ("out.test.aq", "qrels.test", "results.test", {}),
     ("out.test.aqc", "qrels.test", "results.trunc", {"missing": "zero"}),
     ("out.test.aqcM", "qrels.test", "results.trunc", {"missing": "zero", "max_docs": 100}),

@@ -32,7 +32,7 @@ from parity_data import (
     tool,
 )
 
-from fastndcg._core.measures import Measure, parse_measure
+from fastndcg._core.measures import KINDS, Measure, parse_measure
 from fastndcg._core.measures.definitions import RULES, MeasureRules
 from fastndcg._core.measures.kinds import IR_MEASURES_NAMES, IR_MEASURES_SETS
 from fastndcg._core.measures.trec_layout import format_trec_eval, trec_eval_measures
@@ -129,6 +129,18 @@ def test_oracle_rules_for_queries_without_relevant_judgments_and_tie_averaging()
     assert len(orders) == 6
     assert ref.expected_value("RR", orders) == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
     assert ref.expected_value("P", orders, cutoff=1) == pytest.approx(1 / 3)
+
+
+def test_kinds_declare_what_the_oracle_does():
+    """A kind marked ``relevant`` is 0/0 without a relevant judgment (the no_relevant rule);
+    the others have a value there. Counts are summed."""
+    nothing = ref.Query([0, None, 0], [0, 0])
+    for kind in KINDS.values():
+        settings = {"param": 0.5} if kind.param else {}
+        value = ref.value(kind.name, nothing, no_relevant="skip", **settings)
+        assert math.isnan(value) == kind.relevant, kind.name
+        assert (kind.aggregate == "sum") == kind.count, kind.name
+        assert ref.summary(kind.name, [2.0, 2.0]) == (4.0 if kind.count else 2.0)
 
 
 def test_oracle_rankings():

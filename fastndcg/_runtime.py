@@ -53,7 +53,10 @@ def warmup(*, compare: bool = False) -> float:
     this process compiles everything itself.
     """
     start = time.perf_counter()
-    for backend in compiled_backends():
+    backends = compiled_backends()
+    if not backends:
+        return 0.0
+    for backend in backends:
         _warm_up(backend, compare)
     return time.perf_counter() - start
 

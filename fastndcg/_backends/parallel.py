@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
 
 import numpy as np
@@ -38,21 +39,30 @@ def run_chunks(work: Callable[[int], T], n_chunks: int, threads: int) -> list[T]
 
     ``threads`` threads in all (this one included) take the next chunk until none is left, so a
     slow chunk does not hold the others; ``work`` must release the GIL to run in parallel.
+    When this thread is interrupted (Ctrl-C raises KeyboardInterrupt between two of its
+    chunks) or a chunk raises, no further chunk is started: the pool threads finish the chunk
+    they are in, and the exception goes on once they have, so that none is left computing.
     """
     results: list = [None] * n_chunks
     tickets = itertools.count()
+    stop = threading.Event()
 
     def drain() -> None:
-        while (c := next(tickets)) < n_chunks:
+        while not stop.is_set() and (c := next(tickets)) < n_chunks:
             results[c] = work(c)
 
     helpers = min(threads, n_chunks) - 1
     if helpers > 0 and threads not in _POOLS:
         _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fastndcg")
     running = [_POOLS[threads].submit(drain) for _ in range(helpers)]
-    drain()
-    for helper in running:
-        helper.result()
+    try:
+        drain()
+        for helper in running:
+            helper.result()
+    except BaseException:
+        stop.set()
+        wait(running)
+        raise
     return results
 
 

@@ -8,7 +8,8 @@ Modules (no module here imports a kernel; the resampling runs behind the backend
   :func:`compare_table`, option checks and orchestration;
 * :mod:`.align`: pairing queries by id under the missing-query policy;
 * :mod:`.significance`: the tests and intervals (Student's t and Wilcoxon from scipy);
-  :mod:`.multitest`: Holm, Bonferroni and Benjamini-Hochberg adjustments;
+  :mod:`.draws`: the resampling in blocks, and the intervals' order statistics in bounded
+  memory; :mod:`.multitest`: the adjustments of ``statsmodels``' ``multipletests``;
 * :mod:`.rng`: the counter-based random streams (keys and Poisson tables) the backends'
   ``signflip_sums`` and ``bootstrap_sums`` draw from;
 * :mod:`.report`: :class:`PairedComparison`; :mod:`.tables`: the table model its printed,

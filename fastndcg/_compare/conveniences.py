@@ -134,7 +134,11 @@ def compare_runs(
     *,
     baseline: str | None = None,
     test: str = "randomization",
+    alternative: str = "two-sided",
     n_resamples: int = 10_000,
+    ci_method: str = "percentile",
+    zero_method: str = "wilcox",
+    continuity: bool = False,
     correction: str | None = "holm",
     alpha: float = 0.05,
     ci: float = 0.95,
@@ -152,7 +156,9 @@ def compare_runs(
     runs : mapping of str to (path or table), or sequence of paths
         The systems. A sequence of files is named by the files' stems (made unique by their
         directories when stems clash, see :func:`system_names`).
-    baseline, test, n_resamples, correction, alpha, ci
+    baseline, test, alternative, n_resamples, ci_method, zero_method, continuity
+        As :func:`compare`.
+    correction, alpha, ci
         As :func:`compare`.
     seed : int, default 0
         The resampling's seed; with ``ties="random"`` also the scoring's (see the module
@@ -228,7 +234,11 @@ def compare_table(
     grade: str = "grade",
     baseline: str | None = None,
     test: str = "randomization",
+    alternative: str = "two-sided",
     n_resamples: int = 10_000,
+    ci_method: str = "percentile",
+    zero_method: str = "wilcox",
+    continuity: bool = False,
     correction: str | None = "holm",
     alpha: float = 0.05,
     ci: float = 0.95,
@@ -250,7 +260,9 @@ def compare_table(
         (each system named after its column).
     qid, grade : str
         The query id and grade columns (as :func:`fastndcg.ndcg_table`).
-    baseline, test, n_resamples, correction, alpha, ci, missing
+    baseline, test, alternative, n_resamples, ci_method, zero_method, continuity
+        As :func:`compare`.
+    correction, alpha, ci, missing
         As :func:`compare` (every system has every query here: ``missing`` never applies).
     seed : int, default 0
         The resampling's seed; with ``ties="random"`` also the scoring's, the same for every

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fastndcg._compare.multitest import CORRECTION_NAMES
 from fastndcg._core.options.comparing import (
     PLOT_KINDS,
     compared_cutoff,
@@ -56,8 +57,11 @@ def _cutoff(k: int | None) -> str:
 def _interval(comparison: Any) -> str:
     """The interval of the deltas, in a few words."""
     level = f"{comparison.ci:.0%}" if round(comparison.ci * 100, 9).is_integer() else comparison.ci
-    kind = {"t": "t", "bootstrap": "bootstrap percentile"}.get(comparison.test, "sign-flip")
-    return f"{level} {kind} interval"
+    kind = {"t": "t", "bootstrap": f"bootstrap {comparison.ci_method}"}.get(
+        comparison.test, "sign-flip"
+    )
+    sided = "" if comparison.alternative == "two-sided" else " one-sided"
+    return f"{level}{sided} {kind} interval"
 
 
 def _row(comparison: Any, k: int | None, system: str | None, baseline: str | None) -> dict:
@@ -154,25 +158,29 @@ def forest(comparison: Any, *, ax: Any = None) -> Any:
     high = np.array([r["ci_high"] for r in rows], dtype=float)
     significant = np.array([bool(r["significant"]) for r in rows])
     colors = [_WIN if d > 0 else _LOSS if d < 0 else _TIE for d in delta]
+    finite = np.concatenate([low[np.isfinite(low)], high[np.isfinite(high)], delta, [0.0]])
+    finite = finite[np.isfinite(finite)]
+    span = float(finite.max() - finite.min()) or 1.0
+    left, right = float(finite.min()) - 0.05 * span, float(finite.max()) + 0.05 * span
+    ax.set_xlim(left, float(finite.max()) + 0.3 * span)
     ax.axvline(0.0, color="black", linewidth=0.8)
-    ax.hlines(y, low, high, colors=colors, linewidth=2)
+    # an unbounded side (one-sided, or too few queries to reject any shift) runs to an arrow
+    ax.hlines(y, np.maximum(low, left), np.minimum(high, right), colors=colors, linewidth=2)
+    for yi, lo, hi, c in zip(y, low, high, colors, strict=True):
+        for end, arrow in ((left, "<"), (right, ">")):
+            if np.isinf(lo if arrow == "<" else hi):
+                ax.plot([end], [yi], arrow, color=c, markersize=6)
     for yi, d, c, s in zip(y, delta, colors, significant, strict=True):
         ax.plot([d], [yi], "o", color=c, markerfacecolor=c if s else "white", markersize=7)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
-    finite = np.concatenate([low[np.isfinite(low)], high[np.isfinite(high)], delta, [0.0]])
-    finite = finite[np.isfinite(finite)]
-    span = float(finite.max() - finite.min()) or 1.0
-    ax.set_xlim(float(finite.min()) - 0.05 * span, float(finite.max()) + 0.3 * span)
-    right = float(finite.max()) + 0.05 * span
+    right += 0.02 * span
     for yi, row in zip(y, rows, strict=True):
         p = row["p_adjusted"]
         text = "p adj. n/a" if p is None or math.isnan(p) else f"p adj. {p:.2g}"
         ax.text(right, yi, text + (" *" if row["significant"] else ""), va="center", fontsize=8)
     ax.set_xlabel(f"delta (system - baseline) with its {_interval(comparison)}")
-    correction = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "BH"}.get(
-        comparison.correction, "no"
-    )
+    correction = CORRECTION_NAMES[comparison.correction]
     ax.set_title(
         f"{comparison.test} test, {correction} correction, alpha {comparison.alpha:g}; "
         "filled: significant",

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from fastndcg._compare.explanation import json_value
+from fastndcg._compare.multitest import CORRECTION_NAMES
+from fastndcg._compare.significance import MIN_BOOTSTRAP_QUERIES
 from fastndcg._compare.tables import Table, latex_escape, latex_float
 from fastndcg._errors import InputError, OptionError
 
@@ -25,12 +27,15 @@ _TEST_NAMES = {
     "bootstrap": "paired bootstrap test (queries resampled with replacement)",
     "wilcoxon": "Wilcoxon signed-rank test (scipy.stats.wilcoxon)",
 }
-_CORRECTION_NAMES = {
-    "holm": "Holm",
-    "bonferroni": "Bonferroni",
-    "bh": "Benjamini-Hochberg",
-    None: "no",
+_ALTERNATIVES = {
+    "two-sided": "two-sided",
+    "greater": "one-sided, H1: system > baseline",
+    "less": "one-sided, H1: system < baseline",
 }
+# how a definition's named gains and discounts read, for a reader of the table
+_GAINS = {"exp2": "2^g - 1", "linear": "g"}
+_DISCOUNTS = {"log2": "1/log2(r + 1)", "reciprocal": "1/r", "jarvelin": "Jarvelin's"}
+_DEFINING = ("preset", "gain", "discount", "ties", "ideal", "max_grade", "zero_idcg", "aggregate")
 
 
 def _short_test_name(test: str) -> str:
@@ -43,10 +48,34 @@ def _cutoff(k: int | None) -> str:
     return "all" if k is None else f"@{k}"
 
 
+def definition_text(options: dict[str, Any]) -> str:
+    """A result's definition (its ``options``) in words: gain, discount, ties, ideal, ..."""
+    parts = []
+    for name in _DEFINING:
+        if name not in options or options[name] is None:
+            continue
+        value = options[name]
+        gloss = {"gain": _GAINS, "discount": _DISCOUNTS}.get(name, {})
+        text = value if isinstance(value, str) else repr(value)
+        if isinstance(value, str) and value in gloss:
+            text += f" ({gloss[value]})"
+        parts.append(f"{name} {text}")
+    rest = sorted(set(options) - set(_DEFINING) - {"backend"})
+    parts += [f"{name} {options[name]!r}" for name in rest]
+    return ", ".join(parts) if parts else "as computed"
+
+
 def _num(value: float, digits: int = 4, sign: bool = False) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "nan"
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def _bound(value: float, digits: int) -> str:
+    r"""An interval bound as LaTeX math: infinite bounds as ``\infty``."""
+    if value is not None and math.isinf(value):
+        return r"+\infty" if value > 0 else r"-\infty"
+    return _num(value, digits, sign=True)
 
 
 def _p(value: float) -> str:
@@ -88,9 +117,11 @@ class PairedComparison:
 
     Attributes
     ----------
-    test, n_resamples, seed, correction, alpha, ci, missing, baseline, backend
-        The options the comparison ran with (``backend`` resolved to the name of the backend
-        that ran: one of :func:`fastndcg.available_backends`).
+    test, alternative, n_resamples, ci_method, zero_method, continuity
+        The test's options.
+    correction, alpha, ci, seed, missing, baseline, backend
+        The other options the comparison ran with (``backend`` resolved to the name of the
+        backend that ran: one of :func:`fastndcg.available_backends`).
     names : tuple of str
         The systems, in the order given.
     cutoffs : tuple of (int or None)
@@ -102,9 +133,11 @@ class PairedComparison:
         plus ``n_skipped`` (queries left out because one of the two systems skipped them: no
         relevant item), ``statistic`` (t for ``"t"``, the sum of the differences for
         ``"randomization"``, the mean difference as the bootstrap sums it for
-        ``"bootstrap"``; NaN for ``"wilcoxon"``), ``exact`` (the randomization test
-        enumerated every sign vector) and ``resamples`` (sign vectors or bootstrap samples
-        used; 0 for ``"t"``).
+        ``"bootstrap"``, scipy's statistic for ``"wilcoxon"``), ``exact`` (the randomization
+        test enumerated every sign vector), ``resamples`` (sign vectors or bootstrap samples
+        used; 0 for ``"t"``), ``test`` (the test used: ``"randomization"`` where a bootstrap
+        comparison had too few queries) and ``n_tested`` (the queries the test used: for
+        Wilcoxon with ``zero_method="wilcox"``, those with a nonzero difference).
     systems : list of dict
         Per cutoff and system: ``mean`` over the queries it scored, its Student t interval
         (``ci_low``, ``ci_high``), ``n_queries`` and ``n_skipped``.
@@ -125,7 +158,11 @@ class PairedComparison:
     """
 
     test: str
+    alternative: str
     n_resamples: int
+    ci_method: str
+    zero_method: str
+    continuity: bool
     seed: int
     correction: str | None
     alpha: float
@@ -157,40 +194,88 @@ class PairedComparison:
         return f"{what}; {m} comparison{'s' if m != 1 else ''} per cutoff, one family per cutoff"
 
     @property
+    def measure(self) -> str:
+        """The measures compared (one per cutoff) and their definition, in words."""
+        cutoffs = ", ".join("NDCG (whole list)" if k is None else f"NDCG@{k}" for k in self.cutoffs)
+        texts = {name: definition_text(result.options) for name, result in self.results.items()}
+        if len(set(texts.values())) <= 1:
+            definition = next(iter(texts.values()), "as computed")
+        else:
+            definition = "DEFINITIONS DIFFER: " + "; ".join(f"{n}: {t}" for n, t in texts.items())
+        return f"{cutoffs}, per query DCG / IDCG; {definition}"
+
+    @property
+    def test_description(self) -> str:
+        """The test and its alternative, in words."""
+        name = _TEST_NAMES[self.test]
+        if self.test == "wilcoxon":
+            continuity = "with" if self.continuity else "no"
+            name = (
+                f"Wilcoxon signed-rank test (scipy.stats.wilcoxon, zero_method="
+                f"{self.zero_method!r}, {continuity} continuity correction, method='auto')"
+            )
+        return f"{name}; {_ALTERNATIVES[self.alternative]}"
+
+    @property
     def interval(self) -> str:
         """How the interval of the mean difference was computed, in words."""
         level = f"{self.ci:.0%}" if round(self.ci * 100, 9).is_integer() else f"{self.ci:g}"
+        if self.alternative != "two-sided":
+            level += " one-sided"
         if self.test == "t":
             return f"{level} t interval"
         if self.test == "bootstrap":
-            return f"{level} percentile interval of {self.n_resamples} paired bootstrap means"
-        return (
-            f"{level} sign-flip interval (the randomization test inverted under the shift "
-            "model, from the same sign vectors)"
+            text = f"{level} {self.ci_method} interval of the paired bootstrap means"
+            if self._replaced():
+                text += " (sign-flip interval where the sign-flip test replaced the bootstrap)"
+            return text
+        text = (
+            f"{level} sign-flip interval: the shifts the randomization test does not reject "
+            f"at level {1 - self.ci:.3g}, from the same sign vectors"
         )
+        if self.test == "wilcoxon":
+            text += " (of the mean difference; the Wilcoxon test concerns the pseudo-median)"
+        return text
+
+    def _replaced(self) -> int:
+        """Bootstrap comparisons tested with the exact sign-flip test (too few queries)."""
+        return sum(r["test"] != self.test for r in self.rows)
+
+    def _exact(self) -> str:
+        counts = sorted({r["resamples"] for r in self.rows if r["exact"]})
+        if not counts:
+            return ""
+        return f" (exact: all {', '.join(str(c) for c in counts)} sign vectors where 2**n fit)"
 
     def _resampling(self) -> str:
         if self.test == "randomization":
-            exact = {r["resamples"] for r in self.rows if r["exact"]}
-            text = f"{self.n_resamples} random sign vectors, seed {self.seed}"
-            if exact:
-                counts = ", ".join(str(c) for c in sorted(exact))
-                text += f" (exact: all {counts} sign vectors where 2**n <= n_resamples)"
-            return text
+            return f"{self.n_resamples} random sign vectors, seed {self.seed}{self._exact()}"
         if self.test == "bootstrap":
-            return f"{self.n_resamples} bootstrap samples, seed {self.seed}"
+            text = f"{self.n_resamples} bootstrap samples, seed {self.seed}"
+            if replaced := self._replaced():
+                text += (
+                    f"; {replaced} comparison(s) with fewer than {MIN_BOOTSTRAP_QUERIES} "
+                    f"queries: the exact sign-flip test instead{self._exact()}"
+                )
+            return text
         if self.test == "wilcoxon":
+            dropped = (
+                "; zero differences (the ties of W/T/L) dropped: n_tested = n - ties"
+                if self.zero_method == "wilcox"
+                else ""
+            )
             return (
                 "exact or normal approximation, as scipy chooses; CI from "
-                f"{self.n_resamples} random sign vectors, seed {self.seed}"
+                f"{self.n_resamples} random sign vectors, seed {self.seed}{self._exact()}{dropped}"
             )
         return "no resampling"
 
     def _header(self) -> list[str]:
         lines = [
-            f"test: {_TEST_NAMES[self.test]}; two-sided; {self._resampling()}",
+            f"measure: {self.measure}",
+            f"test: {self.test_description}; {self._resampling()}",
             f"family: {self.family}",
-            f"correction: {_CORRECTION_NAMES[self.correction]}"
+            f"correction: {CORRECTION_NAMES[self.correction]}"
             + ("" if self.correction is None else " (within each cutoff)")
             + f"; alpha = {self.alpha:g} on adjusted p-values; CI: {self.interval}",
         ]
@@ -256,39 +341,64 @@ class PairedComparison:
         Returns
         -------
         pandas.DataFrame
+            Its ``attrs`` hold :meth:`settings`: the measure's definition and the test's.
         """
         try:
             import pandas as pd
         except ImportError as exc:
             raise ImportError("to_pandas() needs pandas: pip install pandas") from exc
         if table == "comparisons":
-            return pd.DataFrame([{c: r[c] for c in COLUMNS} for r in self.rows], columns=COLUMNS)
-        if table == "systems":
-            return pd.DataFrame(self.systems, columns=SYSTEM_COLUMNS)
-        raise OptionError(
-            f"unknown table={table!r}",
-            option="table",
-            value=table,
-            fix="valid values are 'comparisons', 'systems'",
-        )
+            frame = pd.DataFrame([{c: r[c] for c in COLUMNS} for r in self.rows], columns=COLUMNS)
+        elif table == "systems":
+            frame = pd.DataFrame(self.systems, columns=SYSTEM_COLUMNS)
+        else:
+            raise OptionError(
+                f"unknown table={table!r}",
+                option="table",
+                value=table,
+                fix="valid values are 'comparisons', 'systems'",
+            )
+        frame.attrs.update(self.settings())
+        return frame
 
-    def to_dict(self) -> dict[str, Any]:
-        """Everything as plain Python values (NaN as None): the object :meth:`to_json` writes."""
+    def settings(self) -> dict[str, Any]:
+        """What was compared and how, as plain values: the head of :meth:`to_dict`.
+
+        The measure (``measure``: cutoffs and each system's definition in words,
+        ``definitions``), the test and its options, the interval (``interval``, in words),
+        the correction, the family and alpha.
+        """
         return {
+            "measure": self.measure,
+            "cutoffs": list(self.cutoffs),
+            "definitions": {n: definition_text(r.options) for n, r in self.results.items()},
             "test": self.test,
-            "alternative": "two-sided",
+            "test_description": self.test_description,
+            "alternative": self.alternative,
             "n_resamples": self.n_resamples,
             "seed": self.seed,
+            "ci": self.ci,
+            "ci_method": self.ci_method,
+            "interval": self.interval,
+            "zero_method": self.zero_method,
+            "continuity": self.continuity,
             "correction": self.correction,
             "alpha": self.alpha,
-            "ci": self.ci,
-            "ci_method": self.interval,
             "family": self.family,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as plain Python values (NaN and infinite bounds as None).
+
+        The object :meth:`to_json` writes: :meth:`settings`, then the alignment, the
+        comparisons' rows and the systems' means.
+        """
+        return {
+            **self.settings(),
             "baseline": self.baseline,
             "missing": self.missing,
             "backend": self.backend,
             "systems_compared": list(self.names),
-            "cutoffs": list(self.cutoffs),
             "n_queries_aligned": int(self.query_ids.size),
             "n_missing": dict(self.n_missing),
             "n_dropped": self.n_dropped,
@@ -297,7 +407,7 @@ class PairedComparison:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """One JSON object (:meth:`to_dict`); NaN is written as null."""
+        """One JSON object (:meth:`to_dict`); NaN and infinite interval bounds are null."""
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def to_markdown(self) -> str:
@@ -306,8 +416,9 @@ class PairedComparison:
         Significant comparisons carry ``*`` after their adjusted p-value.
         """
         head = (
-            f"**{_short_test_name(self.test)}** ({self._resampling()}); family: {self.family}; "
-            f"{_CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
+            f"**{_short_test_name(self.test)}** ({_ALTERNATIVES[self.alternative]}; "
+            f"{self._resampling()}) of {self.measure}; family: {self.family}; "
+            f"{CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
             f"CI: {self.interval}. `*`: adjusted p <= {self.alpha:g}."
         )
         heads = ("cutoff", "baseline", "system", "mean baseline", "mean system", "delta", "CI")
@@ -345,8 +456,10 @@ class PairedComparison:
 
         dagger = r"^{\dagger}"
         caption = (
-            f"{_short_test_name(self.test)}, two-sided ({latex_escape(self._resampling())}); "
-            f"{_CORRECTION_NAMES[self.correction]} correction within each cutoff "
+            f"{latex_escape(self.measure)}. {_short_test_name(self.test)}, "
+            f"{latex_escape(_ALTERNATIVES[self.alternative])} "
+            f"({latex_escape(self._resampling())}); "
+            f"{CORRECTION_NAMES[self.correction]} correction within each cutoff "
             f"({latex_escape(self.family)}); $\\alpha = {self.alpha:g}$. "
             f"CI: {latex_escape(self.interval)}. Bold: best mean per cutoff; "
             f"$^\\dagger$: significant (adjusted $p \\le {self.alpha:g}$)."
@@ -361,8 +474,7 @@ class PairedComparison:
                 mean(r["mean_baseline"], r["cutoff"]),
                 mean(r["mean_system"], r["cutoff"]),
                 f"${_num(r['delta'], digits, sign=True)}{dagger if r['significant'] else ''}$",
-                f"[${_num(r['ci_low'], digits, sign=True)}$, "
-                f"${_num(r['ci_high'], digits, sign=True)}$]",
+                f"[${_bound(r['ci_low'], digits)}$, ${_bound(r['ci_high'], digits)}$]",
                 f"${_num(r['effect_size'], 3, sign=True)}$",
                 latex_escape(_p(r["p_value"])),
                 latex_escape(_p(r["p_adjusted"])),

@@ -11,6 +11,7 @@ sides of each comparison they touch, and counted (``n_skipped`` of each row).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -100,7 +101,11 @@ def compare(
     *,
     baseline: str | None = None,
     test: str = "randomization",
+    alternative: str = "two-sided",
     n_resamples: int = 10_000,
+    ci_method: str = "percentile",
+    zero_method: str = "wilcox",
+    continuity: bool = False,
     correction: str | None = "holm",
     alpha: float = 0.05,
     ci: float = 0.95,
@@ -114,8 +119,8 @@ def compare(
     Every cutoff ``k`` of the results is its own measure. For each measure and each
     comparison (system versus baseline) the per-query differences
     :math:`d_j = x^{\mathrm{system}}_j - x^{\mathrm{baseline}}_j` over the queries both
-    systems scored are tested for a mean of zero (two-sided), and the p-values of each
-    measure's comparisons are adjusted together for multiple testing.
+    systems scored are tested for a shift of zero, and the p-values of each measure's
+    comparisons are adjusted together for multiple testing.
 
     Parameters
     ----------
@@ -127,34 +132,51 @@ def compare(
         :math:`d = B - A`. A system name compares that system with each other one:
         :math:`d = \mathrm{system} - \mathrm{baseline}`.
     test : {"randomization", "t", "bootstrap", "wilcoxon"}, default "randomization"
-        ``"randomization"``: paired sign-flip test on :math:`T = \sum_j d_j`:
-        :math:`p = \#\{|T^*| \ge |T| - \gamma\} / 2^n` exactly when
-        :math:`2^n \le` ``n_resamples`` (all sign vectors), else
-        :math:`p = (1 + \#\{|T^*_i| \ge |T| - \gamma\}) / (1 + B)` over :math:`B` random sign
-        vectors; :math:`\gamma = 100\epsilon|T|` treats floating-point near-ties as ties, as
-        ``scipy.stats.permutation_test`` does. ``"t"``: paired t-test,
-        :math:`t = \bar d / (s/\sqrt n)`, :math:`p = P(|T_{n-1}| \ge |t|)` (equal to
-        ``scipy.stats.ttest_rel``). ``"bootstrap"``: paired bootstrap of
-        the queries (indices drawn with replacement),
+        ``"randomization"`` (alias ``"fisher"``): paired sign-flip test on
+        :math:`T = \sum_j d_j`, exact (:math:`p = \#\{T^* \text{ as extreme}\} / 2^n`) when
+        :math:`2^n \le` ``n_resamples``, else
+        :math:`p = (1 + \#\{T^*_i \text{ as extreme}\}) / (1 + B)` over :math:`B` random sign
+        vectors; floating-point near-ties (within :math:`100\epsilon|T|`) count as ties, as
+        in ``scipy.stats.permutation_test``. ``"t"`` (alias ``"student"``): paired t-test,
+        equal to ``scipy.stats.ttest_rel``. ``"bootstrap"``: paired bootstrap of the queries,
         :math:`p = (1 + \#\{|\bar d^*_i - \bar d| \ge |\bar d|\}) / (1 + B)` (the bootstrap
-        distribution shifted to the null). ``"wilcoxon"``: ``scipy.stats.wilcoxon(d)``.
+        distribution shifted to the null); a comparison of fewer than 20 queries
+        (``MIN_BOOTSTRAP_QUERIES``), where the bootstrap rejects far more often than its
+        level, is tested with the exact sign-flip test instead, with a warning, and its row
+        says so (``row["test"]``). ``"wilcoxon"``: ``scipy.stats.wilcoxon(d)`` with
+        ``zero_method``, ``continuity`` and scipy's ``method="auto"``.
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        The alternative hypothesis about the shift of :math:`d`: ``"greater"``, the system
+        better than the baseline; ``"less"``, worse. A one-sided test has a one-sided
+        interval (unbounded on the other side), as in scipy.
     n_resamples : int, default 10000
-        :math:`B`, the random sign vectors or bootstrap samples.
-    correction : {"holm", "bonferroni", "bh", None}, default "holm"
-        Adjustment of the p-values across the comparisons of each cutoff (the family):
-        Holm :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (m - j + 1) p_{(j)})`, Bonferroni
-        :math:`\min(1, m p_i)`, Benjamini-Hochberg
-        :math:`\tilde p_{(i)} = \min_{j \ge i} \min(1, m p_{(j)} / j)`, or none.
+        :math:`B`, the random sign vectors or bootstrap samples, at most :math:`10^9`. Memory
+        does not grow with it; time does.
+    ci_method : {"percentile", "basic", "bca"}, default "percentile"
+        The bootstrap's interval, as ``scipy.stats.bootstrap``'s ``method`` (``"BCa"`` is
+        accepted). Only ``test="bootstrap"`` reads it.
+    zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
+        What the Wilcoxon test does with zero differences, as ``scipy.stats.wilcoxon``:
+        ``"wilcox"`` drops them (``row["n_tested"]`` counts the queries left).
+    continuity : bool, default False
+        The Wilcoxon test's continuity correction of its normal approximation (scipy's
+        ``correction``).
+    correction : str or None, default "holm"
+        Adjustment of the p-values across the comparisons of each cutoff (the family), as
+        ``statsmodels.stats.multitest.multipletests``: ``"holm"``, ``"bonferroni"``,
+        ``"sidak"``, ``"holm-sidak"``, ``"hommel"`` (family-wise error rate), ``"bh"``
+        (alias ``"fdr_bh"``), ``"by"`` (``"fdr_by"``; false discovery rate), or None.
     alpha : float, default 0.05
         A comparison is significant when its adjusted p-value is at most ``alpha``.
     ci : float, default 0.95
-        Level of the confidence intervals. The interval of the mean difference is the t
-        interval :math:`\bar d \pm t_{(1 + ci)/2, n-1}\, s/\sqrt n` for ``test="t"``; the
-        percentile interval of the :math:`B` paired bootstrap means for ``"bootstrap"``; for
-        ``"randomization"`` and ``"wilcoxon"`` the sign-flip test inverted under the shift
-        model, :math:`[\bar d - q_{(1+ci)/2}(M^*), \bar d - q_{(1-ci)/2}(M^*)]` with
-        :math:`M^*_i = \sum_j s_{ij}(d_j - \bar d)/n` over the same sign vectors as the
-        p-value. Each system's mean carries a t interval.
+        Level of the confidence intervals of the mean difference: for ``"t"`` the t
+        interval; for ``"randomization"`` and ``"wilcoxon"`` the sign-flip test inverted
+        (the shifts :math:`\delta_0` the test of :math:`d - \delta_0` does not reject at level
+        :math:`1 - \mathrm{ci}`, with the same sign vectors: it excludes 0 exactly when the
+        randomization p-value is at most :math:`1 - \mathrm{ci}`, and is the whole line when
+        no shift can be rejected, as with fewer than 6 queries at 95%); for ``"bootstrap"``
+        the ``ci_method`` interval of the bootstrap means. Each system's mean carries a
+        two-sided t interval.
     seed : int, default 0
         Seed of the resampling, :math:`0 \le` seed :math:`< 2^{64}`. Resample :math:`i` is a
         function of (seed, :math:`i`) only: results are identical for any thread count and on
@@ -181,8 +203,9 @@ def compare(
     Raises
     ------
     OptionError
-        An unknown option value or an unknown baseline (:class:`OptionTypeError`, also a
-        TypeError, for a value of the wrong type).
+        An unknown option value (the nearest valid names are suggested), an unknown baseline,
+        or ``n_resamples`` above :math:`10^9` (:class:`OptionTypeError`, also a TypeError, for
+        a value of the wrong type).
     InputError
         Fewer than 2 systems, different cutoffs, a query id listed twice, or
         (``missing="error"``) queries some systems lack (:class:`InputTypeError` for results
@@ -224,7 +247,7 @@ def _compare(
     options: dict[str, Any],
 ) -> PairedComparison:
     """The comparison of ``runs`` under the checked ``options`` (of ``COMPARE_OPTIONS``)."""
-    test, ci = options["test"], options["ci"]
+    test, ci, alternative = options["test"], options["ci"], options["alternative"]
     aligned = align.align(names, runs, options["missing"])
     cutoffs = runs[0].k
     pairs = _pairs(names, options["baseline"])
@@ -240,6 +263,7 @@ def _compare(
             xa, xb = va[used], vb[used]
             d = xb - xa
             mean, var = significance.mean_and_var(d)
+            ties = int(np.count_nonzero(xb == xa))
             row = dict.fromkeys(COLUMNS)
             row.update(
                 cutoff=k,
@@ -250,19 +274,25 @@ def _compare(
                 delta=mean,
                 effect_size=mean / math.sqrt(var) if var and not math.isnan(var) else math.nan,
                 wins=int(np.count_nonzero(xb > xa)),
-                ties=int(np.count_nonzero(xb == xa)),
+                ties=ties,
                 losses=int(np.count_nonzero(xb < xa)),
                 n_queries=int(d.size),
                 n_skipped=int(used.size - d.size),
+                n_tested=int(d.size),
+                test=test,
                 statistic=math.nan,
                 exact=False,
                 resamples=0,
             )
             if test == "t":
-                t, p, low, high = significance.t_test(d, ci)
+                t, p, low, high = significance.t_test(d, ci, alternative)
                 row.update(statistic=t, p_value=p, ci_low=low, ci_high=high)
             elif test == "wilcoxon":
-                row.update(p_value=significance.wilcoxon(d))
+                statistic, p = significance.wilcoxon(
+                    d, alternative, options["zero_method"], options["continuity"]
+                )
+                dropped = ties if options["zero_method"] == "wilcox" else 0
+                row.update(statistic=statistic, p_value=p, n_tested=int(d.size) - dropped)
             if test != "t":
                 groups.setdefault(used.tobytes(), []).append(len(rows))
             rows.append(row)
@@ -270,6 +300,15 @@ def _compare(
 
     for members in groups.values():
         _resample_group(rows, deltas, members, engine, options)
+    few = sum(row["test"] != test for row in rows)
+    if few:
+        warnings.warn(
+            f"{few} comparison(s) have fewer than {significance.MIN_BOOTSTRAP_QUERIES} queries, "
+            "where the bootstrap rejects far more often than its level: they were tested with "
+            "the exact sign-flip test (test='randomization') instead",
+            UserWarning,
+            stacklevel=3,
+        )
 
     m = len(pairs)
     for j in range(len(cutoffs)):  # one family per cutoff: rows j*m .. j*m + m - 1
@@ -310,38 +349,32 @@ def _resample_group(
     engine: Backend,
     options: dict[str, Any],
 ) -> None:
-    """The resampling part of the comparisons ``members`` (they share their queries)."""
-    test, seed, n_resamples, ci = (options[name] for name in ("test", "seed", "n_resamples", "ci"))
-    n = deltas[members[0]].size
+    """The resampling part of the comparisons ``members`` (they share their queries).
+
+    A bootstrap of fewer than ``MIN_BOOTSTRAP_QUERIES`` queries is replaced by the exact
+    sign-flip test (its rows' ``test`` says so).
+    """
+    test, n = options["test"], deltas[members[0]].size
     if n == 0:
         for i in members:
             rows[i].update(p_value=math.nan, ci_low=math.nan, ci_high=math.nan)
         return
     d = np.stack([deltas[i] for i in members])
-    means = np.array([rows[i]["delta"] for i in members])
-    if test == "bootstrap":
-        boot = significance.bootstrap_means(d, seed, n_resamples, engine)
-        low, high = significance.percentile_interval(boot, ci)
-        observed = significance.sequential_sum(d) / n
-        p_values = significance.bootstrap_pvalues(boot, observed)
-        for i, lo, hi, p, stat in zip(members, low, high, p_values, observed, strict=True):
+    common = (options["seed"], options["n_resamples"], engine, options["alternative"])
+    if test == "bootstrap" and n >= significance.MIN_BOOTSTRAP_QUERIES:
+        result = significance.bootstrap_test(d, *common, options["ci"], options["ci_method"])
+    else:
+        replaced = test == "bootstrap"
+        result = significance.signflip_test(d, *common, options["ci"], enumerate_all=replaced)
+        test = "randomization" if replaced else test
+    for c, i in enumerate(members):
+        rows[i].update(
+            ci_low=float(result.low[c]), ci_high=float(result.high[c]), resamples=result.count
+        )
+        if test != "wilcoxon":
             rows[i].update(
-                ci_low=float(lo),
-                ci_high=float(hi),
-                p_value=float(p),
-                statistic=float(stat),
-                resamples=n_resamples,
+                test=test,
+                p_value=float(result.p_values[c]),
+                statistic=float(result.statistic[c]),
+                exact=result.exact,
             )
-        return
-    # randomization and wilcoxon: one pass of sign vectors gives the randomization p-values
-    # and the interval; a row of ones gives each sign vector's sign sum S_i
-    with_signs = np.vstack([d, np.ones((1, n))])
-    sums, exact = significance.signflip_sums(with_signs, seed, n_resamples, engine)
-    low, high = significance.signflip_interval(sums[:, :-1], sums[:, -1], means, n, ci)
-    for i, lo, hi in zip(members, low, high, strict=True):
-        rows[i].update(ci_low=float(lo), ci_high=float(hi), resamples=sums.shape[0])
-    if test == "randomization":
-        p_values = significance.randomization_pvalues(sums[:, :-1], d, exact)
-        observed = significance.sequential_sum(d)
-        for i, p, t in zip(members, p_values, observed, strict=True):
-            rows[i].update(p_value=float(p), exact=exact, statistic=float(t))

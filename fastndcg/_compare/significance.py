@@ -1,32 +1,39 @@
 r"""The paired tests and their intervals.
 
 They work on the per-query differences
-:math:`d_j = x^{\mathrm{system}}_j - x^{\mathrm{baseline}}_j`, :math:`j = 1..n`. The
-resampling functions take several comparisons at once when they share their queries (a matrix
-with one comparison per row), so that each sign vector or bootstrap sample is drawn once for
-all of them; the draws run on a backend (:meth:`~fastndcg._backends.Backend.signflip_sums`,
+:math:`d_j = x^{\mathrm{system}}_j - x^{\mathrm{baseline}}_j`, :math:`j = 1..n`, and test the
+shift :math:`\delta` of their distribution: two-sided (:math:`\delta \ne 0`), ``"greater"``
+(:math:`\delta > 0`: the system better) or ``"less"``. The resampling functions take several
+comparisons at once when they share their queries (a matrix with one comparison per row), so
+that each sign vector or bootstrap sample is drawn once for all of them; the draws run on a
+backend (:meth:`~fastndcg._backends.Backend.signflip_sums`,
 :meth:`~fastndcg._backends.Backend.bootstrap_sums`) from the counter-based streams of
-:mod:`fastndcg._compare.rng`.
+:mod:`fastndcg._compare.rng`, block by block (:mod:`fastndcg._compare.draws`): memory does not
+grow with the number of resamples.
 
-Intervals of the mean difference :math:`\bar d`, at level ``ci``:
+Intervals, at level ``ci``, one-sided for a one-sided alternative:
 
 ``"t"``
-    :math:`\bar d \pm t_{(1+\mathrm{ci})/2,\,n-1}\, s/\sqrt n` (:func:`t_test`).
+    The t interval (:func:`t_test`), the t-test inverted.
 ``"randomization"`` and ``"wilcoxon"``
-    The sign-flip test inverted under the shift model (:func:`signflip_interval`), from the
-    sign vectors the randomization p-value draws anyway: no second resampling pass.
+    The sign-flip test inverted (:func:`signflip_test`): the shifts :math:`\delta_0` the test
+    of :math:`d - \delta_0` does not reject at level :math:`1 - \mathrm{ci}`, with the same
+    sign vectors. It excludes 0 exactly when the test rejects at that level.
 ``"bootstrap"``
-    The percentile interval of the paired bootstrap means (:func:`percentile_interval`).
+    ``scipy.stats.bootstrap``'s percentile, basic or BCa interval of the paired bootstrap
+    means (:func:`bootstrap_test`).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from fastndcg._compare import rng
+from fastndcg._compare.draws import OrderStatistics, blocks, interpolated, quantile_ranks
 from fastndcg._contract import Backend
 from fastndcg._errors import InputError
 
@@ -34,6 +41,23 @@ from fastndcg._errors import InputError
 
 # scipy.stats.permutation_test's tolerance for floating ties: 100 machine epsilons, relative
 TIE_TOLERANCE = 100.0 * np.finfo(np.float64).eps
+# Below this many queries the bootstrap's tests reject far more often than their level (at
+# 0.05: 0.08 at 10 queries, 0.07 at 20 with normal differences; 0.15 and 0.11 with skewed
+# ones), and fewer than 2**20 sign vectors enumerate the exact sign-flip test: compare uses
+# that instead.
+MIN_BOOTSTRAP_QUERIES = 20
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """What a resampling test gives for each comparison of a group (arrays, one per row)."""
+
+    p_values: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    statistic: np.ndarray
+    exact: bool
+    count: int  # sign vectors or bootstrap samples drawn
 
 
 def sequential_sum(values: np.ndarray) -> np.ndarray:
@@ -54,32 +78,44 @@ def mean_and_var(d: np.ndarray) -> tuple[float, float]:
     return mean, float(np.mean((d - mean) ** 2)) * (n / (n - 1))
 
 
-def t_interval(mean: float, var: float, n: int, ci: float) -> tuple[float, float]:
+def t_interval(
+    mean: float, var: float, n: int, ci: float, alternative: str = "two-sided"
+) -> tuple[float, float]:
     r"""Student t interval of a mean, as ``scipy.stats.ttest_1samp`` gives it.
 
-    :math:`\bar d + t_{q,\,n-1}\, s/\sqrt n` for :math:`q = (1 \mp \mathrm{ci})/2`, the
-    quantiles of Student's t from ``scipy.special.stdtrit``.
+    Two-sided: :math:`\bar d + t_{q,\,n-1}\, s/\sqrt n` for :math:`q = (1 \mp \mathrm{ci})/2`;
+    ``"greater"``: :math:`[\bar d + t_{1-\mathrm{ci},\,n-1}\, s/\sqrt n, \infty)`; ``"less"``:
+    :math:`(-\infty, \bar d + t_{\mathrm{ci},\,n-1}\, s/\sqrt n]`; the quantiles of Student's t
+    from ``scipy.special.stdtrit``.
     """
     if n < 2 or math.isnan(var):
         return math.nan, math.nan
     from scipy import special
 
+    scale = math.sqrt(var / n)
+    if alternative == "greater":
+        return float(special.stdtrit(n - 1, 1.0 - ci) * scale + mean), math.inf
+    if alternative == "less":
+        return -math.inf, float(special.stdtrit(n - 1, ci) * scale + mean)
     tail = 0.5 * (1.0 - ci)
-    low, high = special.stdtrit(n - 1, [tail, 1.0 - tail]) * math.sqrt(var / n) + mean
+    low, high = special.stdtrit(n - 1, [tail, 1.0 - tail]) * scale + mean
     return float(low), float(high)
 
 
-def t_test(d: np.ndarray, ci: float) -> tuple[float, float, float, float]:
-    r"""Paired t-test: statistic, two-sided p-value and the t interval of the mean difference.
+def t_test(
+    d: np.ndarray, ci: float, alternative: str = "two-sided"
+) -> tuple[float, float, float, float]:
+    r"""Paired t-test: statistic, p-value and the t interval of the mean difference.
 
     .. math::
 
-        t = \frac{\bar d}{s / \sqrt n}, \qquad p = P(|T_{n-1}| \ge |t|), \qquad
-        \bar d \pm t_{(1+\mathrm{ci})/2,\,n-1}\,\frac{s}{\sqrt n}
+        t = \frac{\bar d}{s / \sqrt n}, \qquad
+        p = P(|T_{n-1}| \ge |t|),\ P(T_{n-1} \ge t)\ \text{(greater)},\
+        P(T_{n-1} \le t)\ \text{(less)}
 
     with :math:`s` the sample standard deviation (``ddof=1``) and :math:`T_{n-1}` Student's t
-    (``scipy.special.stdtr``); equal to ``scipy.stats.ttest_rel(system, baseline)`` and its
-    ``confidence_interval``.
+    (``scipy.special.stdtr``); equal to ``scipy.stats.ttest_rel(system, baseline,
+    alternative=...)`` and its ``confidence_interval`` (:func:`t_interval`).
     """
     from scipy import special
 
@@ -89,8 +125,13 @@ def t_test(d: np.ndarray, ci: float) -> tuple[float, float, float, float]:
         return math.nan, math.nan, math.nan, math.nan
     with np.errstate(divide="ignore", invalid="ignore"):
         t = float(np.float64(mean) / np.float64(math.sqrt(var / n)))
-    p = 2.0 * float(special.stdtr(n - 1, -abs(t)))
-    low, high = t_interval(mean, var, n, ci)
+    if alternative == "greater":
+        p = float(special.stdtr(n - 1, -t))
+    elif alternative == "less":
+        p = float(special.stdtr(n - 1, t))
+    else:
+        p = 2.0 * float(special.stdtr(n - 1, -abs(t)))
+    low, high = t_interval(mean, var, n, ci, alternative)
     return t, p, low, high
 
 
@@ -99,99 +140,215 @@ def is_exact(n: int, n_resamples: int) -> bool:
     return n < 63 and (1 << n) <= n_resamples
 
 
-def signflip_sums(
-    d: np.ndarray, seed: int, n_resamples: int, backend: Backend, n_chunks: int | None = None
-) -> tuple[np.ndarray, bool]:
-    """Sign-flipped sums of each row of ``d`` (shape (n_columns, n)), and whether exact.
+def _reaches(resampled: np.ndarray, observed: np.ndarray, alternative: str) -> np.ndarray:
+    r"""Which resampled statistics are at least as extreme as ``observed`` (per column).
 
-    Enumerates all ``2**n`` sign vectors when ``2**n <= n_resamples`` (the result then has
-    ``2**n`` rows), else draws ``n_resamples`` of them. Returns shape (resamples, n_columns).
+    Two-sided :math:`|T^*| \ge |T| - \gamma`, ``"greater"`` :math:`T^* \ge T - \gamma`,
+    ``"less"`` :math:`T^* \le T + \gamma`, with :math:`\gamma = 100\epsilon|T|`: floating-point
+    near-ties count as ties, as in ``scipy.stats.permutation_test``.
     """
-    n = d.shape[1]
-    exact = is_exact(n, n_resamples)
-    count = (1 << n) if exact else n_resamples
-    diffs = np.ascontiguousarray(d, dtype=np.float64)
-    return backend.signflip_sums(diffs, rng.sign_key(seed), exact, count, n_chunks), exact
+    tolerance = TIE_TOLERANCE * np.abs(observed)
+    if alternative == "greater":
+        return resampled >= observed - tolerance
+    if alternative == "less":
+        return resampled <= observed + tolerance
+    return np.abs(resampled) >= np.abs(observed) - tolerance
 
 
-def randomization_pvalues(sums: np.ndarray, d: np.ndarray, exact: bool) -> np.ndarray:
-    r"""Two-sided paired randomisation (sign-flip) p-values of each row of ``d``.
+def _p_value(hits: np.ndarray, count: int, exact: bool) -> np.ndarray:
+    """:math:`h / 2^n` when every sign vector was enumerated, else :math:`(1 + h)/(1 + B)`."""
+    return hits / count if exact else (1.0 + hits) / (1.0 + count)
+
+
+def _needed_hits(count: int, exact: bool, level: float) -> int:
+    """The fewest hits whose p-value (:func:`_p_value`) is above ``level``: not rejected."""
+    guess = math.floor(level * count) if exact else math.floor(level * (1 + count)) - 1
+    hits = min(max(guess, 0), count)
+    while hits > 0 and _p_value(np.float64(hits - 1), count, exact) > level:
+        hits -= 1
+    while _p_value(np.float64(hits), count, exact) <= level:
+        hits += 1
+    return hits
+
+
+def _shift_bounds(
+    sums: np.ndarray, signs: np.ndarray, observed: np.ndarray, n: int, hit: np.ndarray, side: str
+) -> np.ndarray:
+    r"""Per sign vector, the shifts :math:`\delta` at which it reaches the observed statistic.
+
+    With :math:`k` of the :math:`n` differences negated (:math:`k = (n - S)/2`, :math:`S` the
+    sign sum), :math:`F = (T - T^*)/2` their sum and :math:`K = (T + T^*)/2` the others',
+    the sign vector reaches :math:`T(\delta) = \sum_j (d_j - \delta)` two-sided exactly for
+    :math:`\delta` between :math:`F/k` and :math:`K/(n - k)` (an interval holding
+    :math:`\bar d`; the whole line when :math:`k` is 0 or :math:`n`), for ``"greater"`` from
+    :math:`F/k` up, for ``"less"`` up to :math:`F/k`. Where the p-value counted a hit at 0
+    (``hit``, with its tolerance) the bound is moved to take in 0, so that the interval and
+    the test agree exactly. Returns (lower bounds, upper bounds) side by side for a two-sided
+    test, else the one bound.
+    """
+    flipped = 0.5 * (n - signs)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_flipped = 0.5 * (observed - sums) / flipped
+        mean_kept = 0.5 * (observed + sums) / (n - flipped)
+    none = flipped == 0  # the identity: reaches T at every shift
+    if side == "greater":
+        low = np.where(none, -np.inf, mean_flipped)
+        return np.where(hit, np.minimum(low, 0.0), low) + 0.0
+    if side == "less":
+        high = np.where(none, np.inf, mean_flipped)
+        return np.where(hit, np.maximum(high, 0.0), high) + 0.0
+    whole = none | (flipped == n)
+    estimate = observed / n
+    low = np.minimum(np.minimum(mean_flipped, mean_kept), estimate)
+    high = np.maximum(np.maximum(mean_flipped, mean_kept), estimate)
+    low = np.where(whole, -np.inf, np.where(hit, np.minimum(low, 0.0), low))
+    high = np.where(whole, np.inf, np.where(hit, np.maximum(high, 0.0), high))
+    return np.hstack([low, high]) + 0.0
+
+
+def signflip_test(
+    d: np.ndarray,
+    seed: int,
+    n_resamples: int,
+    backend: Backend,
+    alternative: str = "two-sided",
+    ci: float | None = 0.95,
+    enumerate_all: bool = False,
+) -> Resampled:
+    r"""Paired randomization (sign-flip) test of each row of ``d``, and its interval.
 
     Under the null hypothesis each difference is as likely to have either sign. With
     :math:`T = \sum_j d_j` (summed left to right) and :math:`T^*_i = \sum_j s_{ij} d_j`,
-    :math:`s_{ij} = \pm 1` (``sums``, one column per row of ``d``):
+    :math:`s_{ij} = \pm 1`, and :math:`h` the sign vectors reaching :math:`T` (:func:`_reaches`):
 
-    * when all :math:`2^n` sign vectors were enumerated (``exact``),
-      :math:`p = \#\{i : |T^*_i| \ge |T| - \gamma\} / 2^n` exactly;
-    * otherwise :math:`p = (1 + \#\{i : |T^*_i| \ge |T| - \gamma\}) / (1 + B)` over the
-      :math:`B` random sign vectors (the Monte Carlo p-value, never 0).
+    * when all :math:`2^n` sign vectors are enumerated (:math:`2^n \le` ``n_resamples``, or
+      ``enumerate_all``), :math:`p = h / 2^n` exactly;
+    * otherwise :math:`p = (1 + h) / (1 + B)` over the :math:`B` random sign vectors (the Monte
+      Carlo p-value, never 0).
 
-    :math:`\gamma = 100\,\epsilon\,|T|` (:math:`\epsilon` the float64 machine epsilon) counts
-    floating-point near-ties as ties, as ``scipy.stats.permutation_test`` does; here on
-    absolute values.
+    The interval at level ``ci`` is the set of shifts :math:`\delta_0` whose test on
+    :math:`d - \delta_0`, with the same sign vectors, has :math:`p > 1 - \mathrm{ci}`: a sign
+    vector reaches the shifted statistic on an interval of shifts (:func:`_shift_bounds`), so
+    the set runs from the :math:`h_{\min}`-th smallest lower bound to the
+    :math:`h_{\min}`-th largest upper bound, :math:`h_{\min}` the fewest hits not rejected
+    (the whole line when even 0 hits are not rejected: too few queries for this level).
+    ``ci=None`` computes the p-values only.
     """
-    observed = np.abs(sequential_sum(d))
-    bound = observed - TIE_TOLERANCE * observed
-    hits = np.count_nonzero(np.abs(sums) >= bound[None, :], axis=0)
-    count = sums.shape[0]
-    if exact:
-        return hits / count
-    return (1.0 + hits) / (1.0 + count)
+    c, n = d.shape
+    exact = enumerate_all or is_exact(n, n_resamples)
+    count = (1 << n) if exact else n_resamples
+    observed = sequential_sum(d)
+    rows = np.ascontiguousarray(np.vstack([d, np.ones((1, n))]), dtype=np.float64)
+    key = rng.sign_key(seed)
+    width = 2 * c if alternative == "two-sided" else c
+
+    def draw(first: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        sums = backend.signflip_sums(rows, key, exact, size, first=first)
+        hit = _reaches(sums[:, :c], observed, alternative)
+        if ci is None:
+            return hit, sums
+        return hit, _shift_bounds(sums[:, :c], sums[:, c], observed, n, hit, alternative)
+
+    hits = np.zeros(c, dtype=np.int64)
+    bounds = OrderStatistics(count, width) if ci is not None else None
+    for first, size in blocks(count, n, c + 1):
+        hit, values = draw(first, size)
+        hits += np.count_nonzero(hit, axis=0)
+        if bounds is not None:
+            bounds.add(values)
+    p_values = _p_value(hits, count, exact)
+    low, high = np.full(c, -np.inf), np.full(c, np.inf)
+    if bounds is None:
+        low[:] = high[:] = math.nan
+    elif (needed := _needed_hits(count, exact, 1.0 - ci)) > 0:
+        wanted = []
+        if alternative != "less":  # the lower bounds' column come first
+            wanted += [(j, needed - 1) for j in range(c)]
+        if alternative != "greater":
+            upper = c if alternative == "two-sided" else 0
+            wanted += [(upper + j, count - needed) for j in range(c)]
+
+        def replay(consume):
+            for first, size in blocks(count, n, c + 1):
+                consume(draw(first, size)[1])
+
+        values = iter(bounds.select(wanted, replay))
+        if alternative != "less":
+            low = np.array([next(values) for _ in range(c)])
+        if alternative != "greater":
+            high = np.array([next(values) for _ in range(c)])
+    return Resampled(p_values, low, high, observed, exact, count)
 
 
 def randomization(
-    d: np.ndarray, seed: int, n_resamples: int, backend: Backend, n_chunks: int | None = None
+    d: np.ndarray, seed: int, n_resamples: int, backend: Backend
 ) -> tuple[np.ndarray, bool, int]:
-    """Randomisation p-values of each row of ``d``, whether exact, and the sign vectors used.
+    """Two-sided randomization p-values of each row of ``d``, whether exact, the sign vectors.
 
-    See :func:`randomization_pvalues` for the formula.
+    The p-values of :func:`signflip_test` alone (no interval).
     """
-    sums, exact = signflip_sums(d, seed, n_resamples, backend, n_chunks)
-    return randomization_pvalues(sums, d, exact), exact, sums.shape[0]
+    result = signflip_test(d, seed, n_resamples, backend, ci=None)
+    return result.p_values, result.exact, result.count
 
 
-def signflip_interval(
-    sums: np.ndarray, signs: np.ndarray, means: np.ndarray, n: int, ci: float
+def _acceleration(d: np.ndarray) -> np.ndarray:
+    r"""BCa's acceleration of the mean of each row, from the jackknife (as scipy forms it).
+
+    Leaving query :math:`j` out moves the mean by :math:`(d_j - \bar d)/(n - 1)`, so
+    :math:`\hat a = \sum_j c_j^3 / (6 (\sum_j c_j^2)^{3/2})` with :math:`c_j = d_j - \bar d`.
+    """
+    centred = d - d.mean(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sum(centred**3, axis=1) / (6.0 * np.sum(centred**2, axis=1) ** 1.5)
+
+
+def _interval_levels(
+    ci: float, alternative: str, method: str, z0: np.ndarray, acceleration: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Interval of the mean difference from the sign-flip test, inverted under the shift model.
+    """The quantile levels of the bootstrap means an interval reads, per comparison."""
+    from scipy import special
 
-    Under the shift model :math:`d_j = \delta + e_j` with errors symmetric about 0, the
-    sign-flip test of :math:`H_0: \delta = \delta_0` flips the signs of
-    :math:`d_j - \delta_0`. Its null distribution is approximated by the one at the estimate
-    :math:`\delta_0 = \bar d`, which the p-value's sign vectors give without another pass:
+    alpha = (1.0 - ci) / 2 if alternative == "two-sided" else 1.0 - ci
+    c = z0.size
+    if method != "bca":
+        return np.full(c, alpha), np.full(c, 1.0 - alpha)
+    levels = []
+    for z in (special.ndtri(alpha), -special.ndtri(alpha)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            levels.append(special.ndtr(z0 + (z0 + z) / (1.0 - acceleration * (z0 + z))))
+    return levels[0], levels[1]
+
+
+def bootstrap_test(
+    d: np.ndarray,
+    seed: int,
+    n_resamples: int,
+    backend: Backend,
+    alternative: str = "two-sided",
+    ci: float = 0.95,
+    method: str = "percentile",
+) -> Resampled:
+    r"""Paired bootstrap test of each row of ``d``, and the bootstrap interval of its mean.
+
+    Resample :math:`i` draws :math:`n` queries with replacement (the same draws for every
+    row: paired) and averages each row over them: :math:`\bar d^*_i`. The p-value tests the
+    bootstrap distribution shifted to the null, :math:`\bar d^* - \bar d`:
 
     .. math::
 
-        M^*_i = \frac{1}{n}\sum_j s_{ij}\,(d_j - \bar d)
-              = \frac{T^*_i - \bar d\, S_i}{n}, \qquad S_i = \sum_j s_{ij},
+        p = \frac{1 + \#\{i : |\bar d^*_i - \bar d| \ge |\bar d|\}}{1 + B}
 
-    and the values :math:`\delta_0` the test does not reject form the interval
-
-    .. math::
-
-        \bigl[\bar d - q_{(1+\mathrm{ci})/2}(M^*),\; \bar d - q_{(1-\mathrm{ci})/2}(M^*)\bigr]
-
-    (quantiles with linear interpolation, ``numpy.quantile``'s default). ``sums`` holds
-    :math:`T^*` (one column per comparison), ``signs`` the sign sums :math:`S` of the same
-    sign vectors, ``means`` :math:`\bar d`. Its width is that of a t interval as :math:`n`
-    grows (:math:`M^*` has variance :math:`\sum_j (d_j - \bar d)^2 / n^2`); unlike the
-    bootstrap it needs no resampling of its own, which at a million queries halves the time.
+    (``"greater"``: :math:`\bar d^*_i - \bar d \ge \bar d`; ``"less"``: :math:`\le`). The
+    interval is ``scipy.stats.bootstrap``'s ``method``: ``"percentile"``, the quantiles
+    :math:`\alpha` and :math:`1 - \alpha` of the :math:`\bar d^*` (:math:`\alpha = (1 -
+    \mathrm{ci})/2`, or :math:`1 - \mathrm{ci}` one-sided; linear interpolation, as
+    ``numpy.quantile``); ``"basic"``, those reflected about :math:`\bar d`
+    (:math:`2\bar d - q_{1-\alpha}, 2\bar d - q_\alpha`); ``"bca"``, the quantiles at levels
+    corrected for bias (:math:`z_0 = \Phi^{-1}` of the share of :math:`\bar d^*` below
+    :math:`\bar d`, ties counted half) and skew (the jackknife acceleration,
+    :func:`_acceleration`). A one-sided interval is unbounded on the other side.
     """
-    centred = (sums - signs[:, None] * means[None, :]) / n
-    low = np.quantile(centred, 0.5 * (1.0 - ci), axis=0)
-    high = np.quantile(centred, 0.5 * (1.0 + ci), axis=0)
-    return means - high, means - low
-
-
-def bootstrap_means(
-    d: np.ndarray, seed: int, n_resamples: int, backend: Backend, n_chunks: int | None = None
-) -> np.ndarray:
-    """Bootstrap means of each row of ``d``: shape (n_resamples, n_rows).
-
-    Resample :math:`i` draws :math:`n` queries with replacement (the same draws for every row:
-    paired) and averages each row over them (see :mod:`fastndcg._compare.rng`).
-    """
-    n = d.shape[1]
+    c, n = d.shape
     if n > rng.MAX_BOOTSTRAP_QUERIES:
         raise InputError(
             f"the bootstrap draws query indices of at most 32 bits; {n} queries are too many",
@@ -199,39 +356,78 @@ def bootstrap_means(
             fix="use `test='randomization'` or `test='t'`",
         )
     values = np.ascontiguousarray(d, dtype=np.float64)
-    key = rng.bootstrap_key(seed)
-    sums = backend.bootstrap_sums(values, key, rng.poisson_bounds(n), n_resamples, n_chunks)
-    return sums / n
+    key, thresholds = rng.bootstrap_key(seed), rng.poisson_bounds(n)
+    observed = sequential_sum(values) / n
+
+    def draw(first: int, size: int) -> np.ndarray:
+        return backend.bootstrap_sums(values, key, thresholds, size, first=first) / n
+
+    hits = np.zeros(c, dtype=np.int64)
+    below = np.zeros(c, dtype=np.int64)  # twice the share below, ties counted half
+    means = OrderStatistics(n_resamples, c)
+    for first, size in blocks(n_resamples, n, c):
+        boot = draw(first, size)
+        hits += np.count_nonzero(_reaches(boot - observed, observed, alternative), axis=0)
+        below += np.count_nonzero(boot < observed, axis=0)
+        below += np.count_nonzero(boot <= observed, axis=0)
+        means.add(boot)
+    p_values = (1.0 + hits) / (1.0 + n_resamples)
+
+    from scipy import special
+
+    z0 = special.ndtri(below / (2.0 * n_resamples))
+    lower_level, upper_level = _interval_levels(ci, alternative, method, z0, _acceleration(d))
+    wanted, plan = [], []
+    for j in range(c):
+        for level in (lower_level[j], upper_level[j]):
+            if math.isnan(level):
+                plan.append(None)
+                continue
+            low, high, gamma = quantile_ranks(n_resamples, float(level))
+            plan.append((len(wanted), gamma))
+            wanted += [(j, low), (j, high)]
+
+    def replay(consume):
+        for first, size in blocks(n_resamples, n, c):
+            consume(draw(first, size))
+
+    selected = means.select(wanted, replay)
+    quantiles = np.array(
+        [
+            math.nan if step is None else interpolated(*selected[step[0] : step[0] + 2], step[1])
+            for step in plan
+        ]
+    ).reshape(c, 2)
+    low, high = quantiles[:, 0], quantiles[:, 1]
+    if method == "basic":
+        low, high = 2.0 * observed - high, 2.0 * observed - low
+    if alternative == "greater":
+        high = np.full(c, np.inf)
+    elif alternative == "less":
+        low = np.full(c, -np.inf)
+    return Resampled(p_values, low, high, observed, False, n_resamples)
 
 
-def percentile_interval(means: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""Percentile interval of bootstrap means, for each column.
+def wilcoxon(
+    d: np.ndarray,
+    alternative: str = "two-sided",
+    zero_method: str = "wilcox",
+    continuity: bool = False,
+) -> tuple[float, float]:
+    """Statistic and p-value of the Wilcoxon signed-rank test: ``scipy.stats.wilcoxon(d, ...)``.
 
-    The :math:`(1 - \mathrm{ci})/2` and :math:`(1 + \mathrm{ci})/2` quantiles of the bootstrap
-    means, with linear interpolation between order statistics (``numpy.quantile``'s default).
+    With scipy's ``method="auto"`` (the exact null distribution for small samples without
+    ties or zeros, else the normal approximation with its tie correction), ``zero_method``
+    and ``correction=continuity``. NaN when no difference is left to rank.
     """
-    low = np.quantile(means, 0.5 * (1.0 - ci), axis=0)
-    high = np.quantile(means, 0.5 * (1.0 + ci), axis=0)
-    return low, high
-
-
-def bootstrap_pvalues(means: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    r"""Two-sided bootstrap p-values, from the bootstrap distribution shifted to the null.
-
-    .. math::
-
-        p = \frac{1 + \#\{i : |\bar d^*_i - \bar d| \ge |\bar d|\}}{1 + B}.
-    """
-    hits = np.count_nonzero(np.abs(means - observed[None, :]) >= np.abs(observed)[None, :], 0)
-    return (1.0 + hits) / (1.0 + means.shape[0])
-
-
-def wilcoxon(d: np.ndarray) -> float:
-    """Two-sided p-value of the Wilcoxon signed-rank test (``scipy.stats.wilcoxon(d)``)."""
     from scipy import stats
 
-    if d.size == 0:
-        return math.nan
+    if not np.any(d):  # no difference, or none but zeros: nothing to rank
+        return math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return float(stats.wilcoxon(d).pvalue)
+        warnings.simplefilter("ignore", UserWarning)
+        result = stats.wilcoxon(
+            d, zero_method=zero_method, correction=continuity, alternative=alternative
+        )
+    return float(result.statistic), float(result.pvalue)

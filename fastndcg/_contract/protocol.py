@@ -128,9 +128,11 @@ class Backend(Protocol):
         exact: bool,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         r"""Sign-flipped sums :math:`T^*_{ic} = \sum_j s_{ij} d_{cj}`: (n_resamples, n_columns).
 
+        Resamples ``first .. first + n_resamples - 1``, one per row of the result.
         ``diffs`` (float64, C-contiguous, shape (n_columns, n)) holds one comparison per row.
         Resample ``i`` negates query ``j`` when bit ``j mod 64`` of its ``j // 64``-th random
         word is set (the streams of :mod:`fastndcg._compare.rng`, keyed by ``key``); with
@@ -147,10 +149,12 @@ class Backend(Protocol):
         thresholds: np.ndarray,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         """Paired bootstrap sums of each row of ``values`` (n_columns, n): (n_resamples, n_columns).
 
-        Resample ``i`` draws ``n`` queries with replacement (the same draws for every row) from
+        Resamples ``first .. first + n_resamples - 1``, one per row of the result. Resample
+        ``i`` draws ``n`` queries with replacement (the same draws for every row) from
         the streams keyed by ``key``, with the Poisson ``thresholds`` of
         :func:`fastndcg._compare.rng.poisson_bounds`; bit-identical on every backend, thread
         count and chunking.

@@ -6,7 +6,8 @@ specification parsers (:mod:`fastndcg._core.specs`) and the command line all rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,9 +42,14 @@ GROUPINGS = ("stream", "memory")  # how ndcg_parquet groups rows into queries
 ENGINES = ("dask", "spark")  # where fastndcg.dask / fastndcg.spark run
 VALIDATIONS = ("ranges", "exact")  # how colocated=True is checked there
 FORMATS = ("table", "json", "csv")  # the command's output formats
-# paired comparisons (fastndcg.compare)
+# paired comparisons (fastndcg.compare); other tools' names for the same choices beside them
 TESTS = ("randomization", "t", "bootstrap", "wilcoxon")
-CORRECTIONS = ("holm", "bonferroni", "bh")  # or None
+TEST_ALIASES = {"student": "t", "fisher": "randomization"}  # ranx's names
+ALTERNATIVES = ("two-sided", "greater", "less")
+CI_METHODS = ("percentile", "basic", "bca")  # scipy.stats.bootstrap's methods
+ZERO_METHODS = ("wilcox", "pratt", "zsplit")  # scipy.stats.wilcoxon's
+CORRECTIONS = ("holm", "bonferroni", "bh", "by", "sidak", "holm-sidak", "hommel")  # or None
+CORRECTION_ALIASES = {"fdr_bh": "bh", "fdr_by": "by"}  # statsmodels' multipletests names
 PAIRING = ("error", "zero", "intersection")  # queries some systems lack
 COMPARE_FORMATS = ("table", "json", "csv", "markdown", "latex")  # fastndcg compare's formats
 
@@ -56,6 +62,28 @@ def plain(value: Any) -> Any:
 def listed(values: Sequence[Any]) -> str:
     """Values as a message lists them: ```'a'`, `'b'```, each spelled by the front end."""
     return ", ".join(f"`{value!r}`" for value in values)
+
+
+def choose_named(
+    name: str, value: Any, valid: Sequence[str], aliases: Mapping[str, str], also: str = ""
+) -> str:
+    """The name ``value`` stands for: one of ``valid``, or what an alias in ``aliases`` means.
+
+    An unknown name is an OptionError listing the valid names and the aliases, and the nearest
+    ones to what was given (:func:`difflib.get_close_matches`, case ignored).
+    """
+    if isinstance(value, str) and value in aliases:
+        return aliases[value]
+    if not isinstance(value, str) or value in valid:
+        return choose(name, value, valid, also)
+    known = [*valid, *aliases]
+    lowered = {v.lower(): v for v in reversed(known)}  # a valid name before its alias
+    nearest = [lowered[v] for v in difflib.get_close_matches(value.lower(), lowered, n=3)]
+    fix = f"valid values are {listed(valid)}"
+    fix += f" (aliases: {listed(list(aliases))})" if aliases else ""
+    fix += f", or {also}" if also else ""
+    fix += f"; nearest: {listed(nearest)}" if nearest else ""
+    raise OptionError(f"unknown `{name}={value!r}`", option=name, value=value, fix=fix)
 
 
 def choose(name: str, value: Any, valid: Sequence[str], also: str = "") -> str:

@@ -195,11 +195,29 @@ def render_comparison(comparison: PairedComparison, fmt: str) -> str:
     if fmt == "latex":
         return comparison.to_latex()
     if fmt == "csv":
-        rows = [{column: row[column] for column in COLUMNS} for row in comparison.rows]
-        for row in rows:
-            row["cutoff"] = "all" if row["cutoff"] is None else row["cutoff"]
-        return format_rows(rows, "csv")
+        return format_rows([_csv_row(comparison, row) for row in comparison.rows], "csv")
     return repr(comparison)
+
+
+def _csv_row(comparison: PairedComparison, row: dict[str, Any]) -> dict[str, Any]:
+    """One comparison's CSV row: its columns, then what was compared and how (every row)."""
+    cells = {column: row[column] for column in COLUMNS}
+    cells["cutoff"] = "all" if row["cutoff"] is None else row["cutoff"]
+    correction = comparison.correction
+    return {
+        **cells,
+        "measure": _measure(row["cutoff"]),
+        "definition": comparison.measure,
+        "test": row["test"],
+        "alternative": comparison.alternative,
+        "ci": comparison.ci,
+        "interval": comparison.interval,
+        "n_resamples": comparison.n_resamples,
+        "resamples": row["resamples"],
+        "seed": comparison.seed,
+        "correction": "none" if correction is None else correction,
+        "alpha": comparison.alpha,
+    }
 
 
 def explain_command(args: argparse.Namespace, given: set[str]) -> int:

@@ -161,6 +161,8 @@ def test_every_backend_resamples_the_documented_shapes(name):
     assert sums.shape == (8, 2)
     signs = 1.0 - 2.0 * ((np.arange(8)[:, None] >> np.arange(3)[None, :]) & 1)
     np.testing.assert_array_equal(sums, signs @ d.T)  # small exact values: any order agrees
+    part = backend.signflip_sums(d, rng.sign_key(0), True, 3, first=5)  # sign vectors 5, 6, 7
+    np.testing.assert_array_equal(part, sums[5:])
     ones = np.ones((1, 50))
     boot = backend.bootstrap_sums(ones, rng.bootstrap_key(1), rng.poisson_bounds(50), 130)
     assert boot.shape == (130, 1) and np.all(boot == 50.0)  # n draws with replacement
@@ -180,6 +182,12 @@ def test_the_backends_resample_alike(columns, n):
     for chunks in (None, 1, 5):
         np.testing.assert_array_equal(numba.signflip_sums(d, key, False, 333, chunks), flips)
         np.testing.assert_array_equal(numba.bootstrap_sums(d, boot_key, bounds, 333, chunks), boots)
+    for backend in (numba, numpy):  # a block of resamples from `first` on: rows of the whole
+        for first, size in ((64, 100), (128, 205), (0, 333)):
+            part = backend.signflip_sums(d, key, False, size, first=first)
+            np.testing.assert_array_equal(part, flips[first : first + size])
+            part = backend.bootstrap_sums(d, boot_key, bounds, size, first=first)
+            np.testing.assert_array_equal(part, boots[first : first + size])
 
 
 class _Wrapped(NumpyBackend):

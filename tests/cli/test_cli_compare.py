@@ -17,6 +17,7 @@ import pytest
 from conftest import TEST_DATA
 
 import fastndcg
+from fastndcg._compare.report import COLUMNS
 from fastndcg.cli import main
 
 TREC = TEST_DATA / "real" / "trec_eval_test"
@@ -76,6 +77,7 @@ def test_compare_formats(capsys, runs):
     assert status == 0 and data["test"] == "t" and data["comparisons"][0]["system"] == "better"
     status, out, _ = on_runs(capsys, "compare", runs, "-k", "10", "--format", "csv", "--test", "t")
     header, row = out.strip().splitlines()
+    assert header.split(",")[: len(COLUMNS)] == list(COLUMNS)
     assert header.split(",") == [
         "cutoff",
         "baseline",
@@ -93,14 +95,59 @@ def test_compare_formats(capsys, runs):
         "ties",
         "losses",
         "n_queries",
+        "measure",
+        "definition",
+        "test",
+        "alternative",
+        "ci",
+        "interval",
+        "n_resamples",
+        "resamples",
+        "seed",
+        "correction",
+        "alpha",
     ]
     assert row.startswith("10,results.comment,better,")
+    import csv
+
+    cells = dict(zip(header.split(","), next(csv.reader([row])), strict=True))
+    assert cells["measure"] == "NDCG@10" and cells["test"] == "t" and cells["alpha"] == "0.05"
+    assert "gain exp2 (2^g - 1)" in cells["definition"] and cells["correction"] == "holm"
     status, out, _ = on_runs(capsys, "compare", runs, "-k", "10", "--format", "markdown")
     assert out.startswith("**Paired randomization test**")
     status, out, _ = on_runs(
         capsys, "compare", runs, "-k", "10", "--format", "latex", "--correction", "none"
     )
     assert r"\toprule" in out and "no correction" in out
+
+
+def test_compare_takes_every_test_option_as_a_flag(capsys, runs):
+    """--alternative, --ci-method, --zero-method, --continuity, the corrections and the other
+    tools' names: the same comparison as the Python call."""
+    cases = [
+        (["--test", "student", "--alternative", "greater", "--correction", "fdr_by"], {}),
+        (["--test", "bootstrap", "--ci-method", "BCa", "--alternative", "less"], {}),
+        (["--test", "wilcoxon", "--zero-method", "pratt", "--continuity"], {}),
+        (["--test", "fisher", "--correction", "hommel", "--resamples", "300"], {}),
+    ]
+    for args, _ in cases:
+        status, out, err = on_runs(capsys, "compare", runs, "-k", "10", "--format", "json", *args)
+        assert status == 0, err
+        data = json.loads(out)
+        flags = dict(zip(args[::2], args[1::2], strict=False))
+        expected = fastndcg.compare_runs(
+            QRELS,
+            [runs["base"], runs["better"]],
+            k=10,
+            test=flags["--test"],
+            alternative=flags.get("--alternative", "two-sided"),
+            ci_method=flags.get("--ci-method", "percentile"),
+            zero_method=flags.get("--zero-method", "wilcox"),
+            continuity="--continuity" in args,
+            correction=flags.get("--correction", "holm"),
+            n_resamples=int(flags.get("--resamples", 10_000)),
+        )
+        assert data == json.loads(expected.to_json()), args
 
 
 def test_fail_if_worse_gates_a_regression(capsys, runs):
@@ -231,6 +278,23 @@ def test_compare_plot(capsys, runs, tmp_path):
             "unknown --baseline nope; the systems are 'results.comment', 'better'",
         ),
         (["--resamples", "0"], "--resamples must be a positive int; got 0"),
+        (
+            ["--resamples", "1000000000000"],
+            "--resamples must be at most 1,000,000,000; got 1,000,000,000,000; 10,000 give a "
+            "p-value near 0.05 to within 0.005 (two standard errors), 1,000,000 to within "
+            "0.0005, and time grows with the count",
+        ),
+        (
+            ["--test", "boostrap"],
+            "unknown --test boostrap; valid values are randomization, t, bootstrap, wilcoxon "
+            "(aliases: student, fisher); nearest: bootstrap",
+        ),
+        (
+            ["--correction", "holm_sidak"],
+            "unknown --correction holm_sidak; valid values are holm, bonferroni, bh, by, sidak, "
+            "holm-sidak, hommel (aliases: fdr_bh, fdr_by), or None (no correction); nearest: "
+            "holm-sidak, sidak",
+        ),
         (["--alpha", "1.5"], "--alpha must be in (0, 1) (exclusive); got 1.5"),
         (["--seed", "-3"], "--seed must be an int with 0 <= seed < 2**64; got -3"),
         (["--scores", "A=x"], "--scores names columns of a predictions file, not of TREC runs"),

@@ -146,3 +146,19 @@ def test_the_plot_extra_is_matplotlib():
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     extras = project["project"]["optional-dependencies"]
     assert any(spec.startswith("matplotlib") for spec in extras["plot"])
+
+
+def test_forest_draws_an_unbounded_side_as_an_arrow(tmp_path):
+    """One-sided intervals (and too few queries to reject any shift) run to the axis edge."""
+    pytest.importorskip("matplotlib")
+    from compare_data import three_runs
+
+    comparison = fastndcg.compare(three_runs(), baseline="bm25", alternative="greater")
+    assert all(r["ci_high"] == np.inf for r in comparison.rows)
+    figure = comparison.plot("forest", tmp_path / "forest.png")
+    ax = figure.axes[0]
+    arrows = [line for line in ax.lines if line.get_marker() == ">"]
+    assert len(arrows) == 2 and not [line for line in ax.lines if line.get_marker() == "<"]
+    assert all(line.get_xdata()[0] <= ax.get_xlim()[1] for line in arrows)
+    assert "95% one-sided sign-flip interval" in ax.get_xlabel()
+    png_size(tmp_path / "forest.png")

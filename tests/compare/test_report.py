@@ -49,7 +49,9 @@ def test_repr_states_the_settings():
         "321 random sign vectors, seed 9",
         "family: each system against baseline 'bm25'",
         "correction: Holm (within each cutoff); alpha = 0.05",
-        "95% sign-flip interval (the randomization test inverted under the shift model",
+        "95% sign-flip interval: the shifts the randomization test does not reject at level 0.05",
+        "test: paired randomization test (sign flips of the per-query differences); two-sided",
+        "measure: NDCG@10, per query DCG / IDCG",
         "per-system means (t interval)",
     ):
         assert piece in text
@@ -151,3 +153,57 @@ def test_pandas_stays_optional():
     )
     message, loaded = out.strip().splitlines()
     assert "pip install pandas" in message and loaded == "False"
+
+
+def scored_pair():
+    """Two systems scored by fastndcg under the trec_eval-like definition of a preset."""
+    rng = np.random.default_rng(3)
+    grades = rng.integers(0, 3, (40, 8))
+    options = {"k": [5, 10], "preset": "sklearn"}
+    a = fastndcg.ndcg(grades, rng.random((40, 8)), **options)
+    b = fastndcg.ndcg(grades, grades + 2 * rng.random((40, 8)), **options)
+    return {"a": a, "b": b}
+
+
+DEFINED = (
+    "NDCG@5, NDCG@10",
+    "gain linear (g)",
+    "discount log2 (1/log2(r + 1))",
+    "ties average",
+    "ideal recall",
+    "zero_idcg zero",
+    "preset sklearn",
+)
+
+
+def test_every_output_states_the_measure_and_the_test():
+    comparison = fastndcg.compare(
+        scored_pair(), test="t", alternative="greater", correction="by", alpha=0.01, seed=4
+    )
+    outputs = {
+        "repr": repr(comparison),
+        "markdown": comparison.to_markdown(),
+        "latex": comparison.to_latex().replace(r"\_", "_").replace(r"\textgreater{}", ">"),
+        "json": comparison.to_json(),
+    }
+    for name, text in outputs.items():
+        named = ("Benjamini-Yekutieli",) if name != "json" else ('"correction": "by"',)
+        for piece in (*DEFINED, "H1: system > baseline", *named):
+            assert piece in text, (name, piece)
+    settings = json.loads(outputs["json"])
+    assert settings["alternative"] == "greater" and settings["correction"] == "by"
+    assert settings["alpha"] == 0.01 and settings["seed"] == 4 and settings["test"] == "t"
+    assert "gain linear (g)" in settings["definitions"]["a"]
+    pytest.importorskip("pandas")
+    frame = comparison.to_pandas()
+    assert frame.attrs["alternative"] == "greater" and "preset sklearn" in frame.attrs["measure"]
+
+
+def test_different_definitions_are_shown_side_by_side():
+    runs = scored_pair()
+    rng = np.random.default_rng(5)
+    grades = rng.integers(0, 3, (40, 8))
+    runs["b"] = fastndcg.ndcg(grades, rng.random((40, 8)), k=[5, 10], gain="exp2")
+    text = repr(fastndcg.compare(runs, test="t"))
+    assert "DEFINITIONS DIFFER: a: preset sklearn, gain linear (g)" in text
+    assert "b: gain exp2 (2^g - 1)" in text

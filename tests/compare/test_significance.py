@@ -1,5 +1,6 @@
 """The resampling tests: exact enumeration, Monte Carlo accuracy, the documented random
-streams, and bit-identical results for every backend, thread count and chunking."""
+streams, bit-identical results for every backend, thread count and chunking, and the order
+statistics of the intervals found exactly in bounded memory."""
 
 from __future__ import annotations
 
@@ -12,16 +13,22 @@ from conftest import BACKENDS
 
 import fastndcg
 from fastndcg._backends import get_backend
+from fastndcg._compare import draws
 from fastndcg._compare import rng as _rng
 from fastndcg._compare import significance as _tests
 
 MASK = (1 << 64) - 1
+_ALTERNATIVES = ("two-sided", "greater", "less")
 GOLDEN = 0x9E3779B97F4A7C15
 
 
 def signflip(d, seed, n_resamples, backend, n_chunks=None):
-    """Sign-flipped sums through the backend operation (as compare draws them)."""
-    return _tests.signflip_sums(d, seed, n_resamples, get_backend(backend), n_chunks)
+    """Sign-flipped sums through the backend operation (as compare draws them), and exact."""
+    exact = _tests.is_exact(d.shape[1], n_resamples)
+    count = (1 << d.shape[1]) if exact else n_resamples
+    d = np.ascontiguousarray(d, dtype=np.float64)
+    sums = get_backend(backend).signflip_sums(d, _rng.sign_key(seed), exact, count, n_chunks)
+    return sums, exact
 
 
 def bootstrap(values, seed, n_resamples, backend, n_chunks=None):
@@ -147,19 +154,14 @@ def test_monte_carlo_p_within_four_standard_errors_of_exact(seed):
 
 
 def test_bootstrap_p_within_four_standard_errors_of_a_large_run():
+    backend = get_backend(BACKENDS[0])
     rng = np.random.default_rng(11)
     for shift in (0.0, 0.02, 0.05):
         d = rng.normal(shift, 0.1, 40)[None, :]
-        observed = _tests.sequential_sum(d) / d.shape[1]
-        large = _tests.bootstrap_pvalues(
-            _tests.bootstrap_means(d, 1, 200_000, get_backend(BACKENDS[0])), observed
-        )
-        small = _tests.bootstrap_pvalues(
-            _tests.bootstrap_means(d, 2, 2000, get_backend(BACKENDS[0])), observed
-        )
-        p = large[0]
+        p = _tests.bootstrap_test(d, 1, 200_000, backend).p_values[0]
+        small = _tests.bootstrap_test(d, 2, 2000, backend).p_values[0]
         se = math.sqrt(max(p * (1 - p), 1e-4) / 2000) + math.sqrt(max(p * (1 - p), 1e-4) / 200_000)
-        assert abs(small[0] - p) <= 4 * se + 1 / 2000, (shift, small[0], p)
+        assert abs(small - p) <= 4 * se + 1 / 2000, (shift, small, p)
 
 
 # ---- the documented streams -------------------------------------------------------------
@@ -319,3 +321,77 @@ def test_warmup_compiles_the_resampling_kernels_on_request(monkeypatch):
     fastndcg.warmup(compare=True)
     assert {name for name, _ in called} == {"signflip_sums", "bootstrap_sums"}
     assert all(contiguous for _, contiguous in called)  # the layout compare passes
+
+
+# ---- order statistics in bounded memory -------------------------------------------------
+def test_order_statistics_selected_in_passes_equal_a_sort():
+    """Radix selection over replayed blocks (tiny memory) gives each rank's exact value,
+    infinities, -0.0, repeated values and one-value blocks included."""
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        m = int(rng.integers(1, 400))
+        x = np.round(rng.normal(0, 1, (m, 2)), int(rng.integers(0, 4)))
+        x[rng.random((m, 2)) < 0.05] = -np.inf
+        x[rng.random((m, 2)) < 0.05] = np.inf
+        x[rng.random((m, 2)) < 0.05] = -0.0
+        parts = np.array_split(x, int(rng.integers(1, 6)))
+        statistics = draws.OrderStatistics(m, 2, keep=3)
+        assert not statistics.keeping
+        for part in parts:
+            statistics.add(part)
+        wanted = [(int(rng.integers(0, 2)), int(rng.integers(0, m))) for _ in range(4)]
+        replays = []
+
+        def replay(consume, parts=parts, replays=replays):
+            replays.append(1)
+            for part in parts:
+                consume(part)
+
+        got = statistics.select(wanted, replay)
+        assert got == [np.sort(x[:, c])[r] for c, r in wanted]
+        assert 1 <= len(replays) <= 4  # 16 bits a pass
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_intervals_alike_whether_values_are_kept_or_selected_in_passes(monkeypatch, backend):
+    engine = get_backend(backend)
+    rng = np.random.default_rng(1)
+    for n in (7, 40):
+        d = np.round(rng.normal(0.02, 0.1, (3, n)), 2)
+        cases = [("signflip", alternative, None) for alternative in _ALTERNATIVES]
+        cases += [("bootstrap", "two-sided", method) for method in ("percentile", "basic", "bca")]
+        cases += [("bootstrap", "greater", "bca")]
+        for kind, alternative, method in cases:
+
+            def run(kind=kind, alternative=alternative, method=method, d=d):
+                if kind == "signflip":
+                    return _tests.signflip_test(d, 3, 1500, engine, alternative, 0.9)
+                return _tests.bootstrap_test(d, 3, 1500, engine, alternative, 0.9, method)
+
+            kept = run()
+            monkeypatch.setattr(draws, "KEEP_VALUES", 40)
+            selected = run()
+            monkeypatch.undo()
+            np.testing.assert_array_equal(selected.low, kept.low)
+            np.testing.assert_array_equal(selected.high, kept.high)
+            np.testing.assert_array_equal(selected.p_values, kept.p_values)
+
+
+@pytest.mark.numba
+def test_memory_does_not_grow_with_the_resamples(monkeypatch):
+    """4 million sign vectors of 3 comparisons: the intervals' order statistics would take
+    8 bytes x 2 bounds x 3 x 4M = 192 MB kept whole; selected in passes, a few MB."""
+    import tracemalloc
+
+    monkeypatch.setattr(draws, "KEEP_VALUES", 1 << 16)
+    monkeypatch.setattr(draws, "MAX_BLOCK", 1 << 14)
+    d = np.random.default_rng(2).normal(0.01, 0.1, (3, 24))
+    engine = get_backend("numba")
+    tracemalloc.start()
+    try:
+        result = _tests.signflip_test(d, 0, 4_000_000, engine, "two-sided", 0.95)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 * 2**20, peak
+    assert result.count == 4_000_000 and np.all(result.low < result.high)

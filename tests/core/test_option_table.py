@@ -115,7 +115,11 @@ def test_the_comparison_options_have_their_own_table_and_the_signatures_take_its
     assert set(table.COMPARE_OPTIONS) == {
         "baseline",
         "test",
+        "alternative",
         "n_resamples",
+        "ci_method",
+        "zero_method",
+        "continuity",
         "correction",
         "alpha",
         "ci",

@@ -225,9 +225,10 @@ class CudaBackend:
         exact: bool,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         """On the host (per-query differences are host arrays, and the host's bits are kept)."""
-        return self.host.signflip_sums(diffs, key, exact, n_resamples, n_chunks)
+        return self.host.signflip_sums(diffs, key, exact, n_resamples, n_chunks, first)
 
     def bootstrap_sums(
         self,
@@ -236,6 +237,7 @@ class CudaBackend:
         thresholds: np.ndarray,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         """On the host (as :meth:`signflip_sums`)."""
-        return self.host.bootstrap_sums(values, key, thresholds, n_resamples, n_chunks)
+        return self.host.bootstrap_sums(values, key, thresholds, n_resamples, n_chunks, first)

@@ -363,16 +363,30 @@ class NumbaBackend:
         return resample
 
     def _resamples(
-        self, kernel: Any, args: tuple, n_resamples: int, n_cols: int, n_chunks: int | None
+        self,
+        kernel: Any,
+        args: tuple,
+        n_resamples: int,
+        shape: tuple[int, int],
+        n_chunks: int | None,
+        first: int,
     ) -> np.ndarray:
-        """``kernel(*args, start, stop, out)`` over chunks of resamples on the thread pool."""
+        """``kernel(*args, start, stop, first, out)`` over chunks of resamples on the pool.
+
+        By default the resamples are split into chunks of at most ``CHUNK_WORK`` query-column
+        products (and at least ``CHUNKS_PER_THREAD`` per thread), so that each kernel call is
+        short and Ctrl-C is honoured between them (``parallel.run_chunks``).
+        """
+        n_cols, n = shape
         out = np.empty((n_resamples, n_cols))
         threads = self.thread_count()
         if n_chunks is None:
-            n_chunks = threads * tuning.CHUNKS_PER_THREAD if threads > 1 else 1
-        bounds = resample_bounds(n_resamples, n_chunks, self._resample.LANES)
+            work = n_resamples * max(1, n) * n_cols
+            least = threads * tuning.CHUNKS_PER_THREAD if threads > 1 else 1
+            n_chunks = max(least, -(-work // self._resample.CHUNK_WORK))
+        bounds = first + resample_bounds(n_resamples, n_chunks, self._resample.LANES)
         run_chunks(
-            lambda c: kernel(*args, int(bounds[c]), int(bounds[c + 1]), out),
+            lambda c: kernel(*args, int(bounds[c]), int(bounds[c + 1]), first, out),
             bounds.size - 1,
             threads,
         )
@@ -385,11 +399,12 @@ class NumbaBackend:
         exact: bool,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         """Sign-flipped sums of every row of ``diffs``, chunks of resamples on threads."""
         args = (diffs, np.uint64(key), bool(exact))
         return self._resamples(
-            self._resample.signflip_sums, args, n_resamples, diffs.shape[0], n_chunks
+            self._resample.signflip_sums, args, n_resamples, diffs.shape, n_chunks, first
         )
 
     def bootstrap_sums(
@@ -399,11 +414,12 @@ class NumbaBackend:
         thresholds: np.ndarray,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         """Bootstrap sums of every row of ``values``, chunks of resamples on threads."""
         args = (values, np.ascontiguousarray(values.T), np.uint64(key), thresholds)
         return self._resamples(
-            self._resample.bootstrap_sums, args, n_resamples, values.shape[0], n_chunks
+            self._resample.bootstrap_sums, args, n_resamples, values.shape, n_chunks, first
         )
 
     # -- the compile cache -------------------------------------------------------------------

@@ -10,7 +10,8 @@ reassociated one) and the kernels compile without ``fastmath``, so each product 
 IEEE rounding. Sign-flip products are exact (a value times +-1).
 
 The kernels release the GIL (``nogil=True``): callers run chunks of resamples on a thread pool.
-A chunk is any range ``[start, stop)`` of resample indices; resample ``i`` depends only on the
+A chunk is any range ``[start, stop)`` of resample indices, written to ``out[start - first:
+stop - first]`` (``first``: the first resample of ``out``); resample ``i`` depends only on the
 seed and ``i``, so the split into chunks and threads never changes a result.
 
 Vectorisation runs across resamples: :data:`LANES` resamples advance together, query by query,
@@ -34,6 +35,9 @@ from fastndcg._contract.codes import (
 )
 
 LANES = RESAMPLE_LANES  # resamples advanced together
+# query-column products of one chunk of resamples (a fraction of a second): callers split
+# their resamples into chunks of about this much work, so that Ctrl-C is honoured promptly
+CHUNK_WORK = 1 << 28
 _TILE = 64  # queries per tile: one 64-bit sign word, or 32 Poisson words
 
 _GOLDEN = np.uint64(SPLITMIX_GOLDEN)
@@ -117,7 +121,7 @@ def _multiply_add_all(columns, j0, m, table, acc):
 
 
 @njit(cache=True, nogil=True)
-def signflip_sums(diffs, key, exact, start, stop, out):
+def signflip_sums(diffs, key, exact, start, stop, first, out):
     """Sign-flipped sums of every column for resamples ``start..stop-1``.
 
     Parameters
@@ -131,8 +135,10 @@ def signflip_sums(diffs, key, exact, start, stop, out):
         set (``n <= 63``); otherwise signs come from the random streams.
     start, stop : int
         The resamples to compute.
+    first : int
+        The resample of ``out``'s first row.
     out : ndarray of float64, shape (n_resamples, n_columns)
-        Receives ``out[i, c] = sum_j s_ij * diffs[c, j]`` for ``start <= i < stop``.
+        Receives ``out[i - first, c] = sum_j s_ij * diffs[c, j]`` for ``start <= i < stop``.
     """
     n_cols, n = diffs.shape
     acc = np.zeros((n_cols, LANES))
@@ -157,7 +163,7 @@ def signflip_sums(diffs, key, exact, start, stop, out):
             _multiply_add_all(diffs, j0, m, signs, acc)
         for lane in range(min(LANES, stop - base)):
             for c in range(n_cols):
-                out[base + lane, c] = acc[c, lane]
+                out[base + lane - first, c] = acc[c, lane]
 
 
 @njit(cache=True, nogil=True)
@@ -213,7 +219,7 @@ def _poisson_lane(cols, key, i, thresholds, acc, lane):
 
 
 @njit(cache=True, nogil=True)
-def bootstrap_sums(cols, rows, key, thresholds, start, stop, out):
+def bootstrap_sums(cols, rows, key, thresholds, start, stop, first, out):
     """Bootstrap sums of every column for resamples ``start..stop-1``.
 
     Parameters
@@ -228,8 +234,10 @@ def bootstrap_sums(cols, rows, key, thresholds, start, stop, out):
         :func:`fastndcg._compare.rng.poisson_bounds` of ``n`` (empty: direct draws only).
     start, stop : int
         The resamples to compute.
+    first : int
+        The resample of ``out``'s first row.
     out : ndarray of float64, shape (n_resamples, n_columns)
-        Receives ``out[i, c]``: the sum of column ``c`` over the ``n`` queries drawn with
+        Receives ``out[i - first, c]``: the sum of column ``c`` over the ``n`` queries drawn with
         replacement by resample ``i`` (see :mod:`fastndcg._compare.rng` for the order).
     """
     n_cols, n = cols.shape
@@ -266,4 +274,4 @@ def bootstrap_sums(cols, rows, key, thresholds, start, stop, out):
                 for c in range(n_cols):
                     acc[c, lane] += rows[e, c]
             for c in range(n_cols):
-                out[i, c] = acc[c, lane]
+                out[i - first, c] = acc[c, lane]

@@ -140,13 +140,15 @@ class NumpyBackend:
         exact: bool,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         """Sign-flipped sums of every row of ``diffs``, all resamples in one call.
 
         ``n_chunks`` is accepted for the protocol's sake: the result does not depend on it.
         """
         out = np.empty((n_resamples, diffs.shape[0]))
-        resample.signflip_sums(diffs, np.uint64(key), exact, 0, n_resamples, out)
+        stop = first + n_resamples
+        resample.signflip_sums(diffs, np.uint64(key), exact, first, stop, first, out)
         return out
 
     def bootstrap_sums(
@@ -156,9 +158,11 @@ class NumpyBackend:
         thresholds: np.ndarray,
         n_resamples: int,
         n_chunks: int | None = None,
+        first: int = 0,
     ) -> np.ndarray:
         """Bootstrap sums of every row of ``values``, all resamples in one call."""
         rows = np.ascontiguousarray(values.T)
         out = np.empty((n_resamples, values.shape[0]))
-        resample.bootstrap_sums(values, rows, np.uint64(key), thresholds, 0, n_resamples, out)
+        stop = first + n_resamples
+        resample.bootstrap_sums(values, rows, np.uint64(key), thresholds, first, stop, first, out)
         return out

@@ -78,7 +78,7 @@ def _carry_sum(acc: np.ndarray, terms: np.ndarray) -> np.ndarray:
     return np.cumsum(stacked, axis=1)[:, -1]
 
 
-def signflip_sums(diffs, key, exact, start, stop, out):
+def signflip_sums(diffs, key, exact, start, stop, first, out):
     """Sign-flipped sums of every column for resamples ``start..stop-1``.
 
     The twin of ``numba/resample.py``'s ``signflip_sums``; same parameters.
@@ -101,7 +101,7 @@ def signflip_sums(diffs, key, exact, start, stop, out):
                 signs = 1.0 - 2.0 * bits.astype(np.float64)
                 for c in range(n_cols):
                     acc[c] = _carry_sum(acc[c], diffs[c, j0 : j0 + m][None, :] * signs)
-            out[b0 : b0 + lanes.size] = acc.T
+            out[b0 - first : b0 - first + lanes.size] = acc.T
 
 
 def _poisson_pass(cols, key, lanes, thresholds):
@@ -122,7 +122,7 @@ def _poisson_pass(cols, key, lanes, thresholds):
     return acc, totals
 
 
-def bootstrap_sums(cols, rows, key, thresholds, start, stop, out):
+def bootstrap_sums(cols, rows, key, thresholds, start, stop, first, out):
     """Bootstrap sums of every column for resamples ``start..stop-1``.
 
     The twin of ``numba/resample.py``'s ``bootstrap_sums``; same parameters.
@@ -155,4 +155,4 @@ def bootstrap_sums(cols, rows, key, thresholds, start, stop, out):
                     # -0.0 is the identity of IEEE addition: a lane adds only its own draws
                     terms = np.where(pad, -0.0, cols[c][draws])
                     acc[c] = _carry_sum(acc[c], terms)
-            out[b0 : b0 + lanes.size] = acc.T
+            out[b0 - first : b0 - first + lanes.size] = acc.T

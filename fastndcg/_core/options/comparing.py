@@ -8,8 +8,20 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from fastndcg._core.options.model import Flag, Option, check_optional_int
-from fastndcg._core.vocabulary import COMPARE_FORMATS, CORRECTIONS, PAIRING, TESTS, choose
+from fastndcg._core.options.model import Flag, Option, check_bool, check_optional_int
+from fastndcg._core.vocabulary import (
+    ALTERNATIVES,
+    CI_METHODS,
+    COMPARE_FORMATS,
+    CORRECTION_ALIASES,
+    CORRECTIONS,
+    PAIRING,
+    TEST_ALIASES,
+    TESTS,
+    ZERO_METHODS,
+    choose,
+    choose_named,
+)
 from fastndcg._errors import OptionError, OptionTypeError
 
 COMPARE = "compare"  # fastndcg.compare, compare_runs, compare_table
@@ -20,6 +32,9 @@ PLOT = "plot"  # PairedComparison.plot and the figures of fastndcg._compare.plot
 EXPLAIN = "explain"  # PairedComparison.explain
 _COMPARING = frozenset({COMPARE, COMPARE_COMMAND})
 MAX_SEED = 1 << 64
+# More resamples only cost time: at 10**9 a p-value near 0.05 has a Monte Carlo standard error
+# of 7e-6. The resampling's memory does not grow with the count (see fastndcg._compare.draws).
+MAX_RESAMPLES = 10**9
 ENTRY_POINT_NAMES = ("ndcg", "ndcg_table", "ndcg_parquet", "ndcg_run")  # compare_definitions
 PLOT_KINDS = ("forest", "waterfall", "ndcg_at_k", "distribution")
 
@@ -38,15 +53,21 @@ def _compare_seed(value: Any) -> int:
     return int(value)
 
 
-def _positive_int(name: str) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
-        if value is None:
-            _refuse(OptionTypeError, name, "must be a positive int", value)
-        checked = check_optional_int(name, 1, "a positive int")(value)
-        assert checked is not None
-        return checked
-
-    return check
+def _resamples(value: Any) -> int:
+    """``n_resamples``: an int in [1, MAX_RESAMPLES]."""
+    if value is None:
+        _refuse(OptionTypeError, "n_resamples", "must be a positive int", value)
+    checked = check_optional_int("n_resamples", 1, "a positive int")(value)
+    assert checked is not None
+    if checked > MAX_RESAMPLES:
+        raise OptionError(
+            f"`n_resamples` must be at most {MAX_RESAMPLES:,}",
+            option="n_resamples",
+            value=checked,
+            fix=f"got {checked:,}; 10,000 give a p-value near 0.05 to within 0.005 (two "
+            "standard errors), 1,000,000 to within 0.0005, and time grows with the count",
+        )
+    return checked
 
 
 def _number(name: str, what: str, within: str, inside: Callable[[float], bool]) -> Callable:
@@ -70,7 +91,24 @@ def _level(name: str) -> Callable[[Any], float]:
 def _correction(value: Any) -> str | None:
     if value is None:
         return None
-    return choose("correction", value, CORRECTIONS, also="`None` (no correction)")
+    return choose_named(
+        "correction", value, CORRECTIONS, CORRECTION_ALIASES, also="`None` (no correction)"
+    )
+
+
+def _named(name: str, valid: tuple[str, ...], aliases: Mapping[str, str]) -> Callable:
+    """A check of one of the names ``valid`` or of ``aliases`` (returns the name meant)."""
+    return lambda value: choose_named(name, value, valid, aliases)
+
+
+def _words(
+    valid: tuple[str, ...], aliases: Mapping[str, str] | None = None, spell: Callable = repr
+) -> str:
+    """The accepted values in words: quoted for the documentation, bare (``str``) for --help."""
+    text = ", ".join(spell(v) for v in valid)
+    if aliases:
+        text += " (also " + ", ".join(f"{spell(a)} = {spell(v)}" for a, v in aliases.items()) + ")"
+    return text
 
 
 def _system_name(name: str) -> Callable[[Any], str | None]:
@@ -105,8 +143,28 @@ _COMPARE_TABLE = (
         "randomization",
         "comparison",
         _COMPARING,
-        choices=TESTS,
-        flag=Flag(("--test",), help="the paired test"),
+        _named("test", TESTS, TEST_ALIASES),
+        values=_words(TESTS, TEST_ALIASES),
+        flag=Flag(
+            ("--test",),
+            metavar="TEST",
+            help=f"the paired test: {_words(TESTS, TEST_ALIASES, str)}",
+        ),
+    ),
+    Option(
+        "alternative",
+        "the alternative hypothesis about the mean difference (system - baseline)",
+        "two-sided",
+        "comparison",
+        _COMPARING,
+        _named("alternative", ALTERNATIVES, {}),
+        values=_words(ALTERNATIVES),
+        flag=Flag(
+            ("--alternative",),
+            metavar="H1",
+            help="two-sided, greater (the system better) or less; one-sided intervals go with "
+            "one-sided tests",
+        ),
     ),
     Option(
         "n_resamples",
@@ -114,13 +172,55 @@ _COMPARE_TABLE = (
         10_000,
         "comparison",
         _COMPARING,
-        _positive_int("n_resamples"),
-        values="int >= 1",
+        _resamples,
+        values=f"int in [1, {MAX_RESAMPLES:_}]",
         flag=Flag(
             ("--resamples",),
             type=int,
             metavar="N",
-            help="random sign vectors or bootstrap samples",
+            help=f"random sign vectors or bootstrap samples (at most {MAX_RESAMPLES:,})",
+        ),
+    ),
+    Option(
+        "ci_method",
+        "the bootstrap's interval, as scipy.stats.bootstrap's method",
+        "percentile",
+        "comparison",
+        _COMPARING,
+        _named("ci_method", CI_METHODS, {"BCa": "bca"}),
+        values=_words(CI_METHODS),
+        flag=Flag(
+            ("--ci-method",),
+            metavar="METHOD",
+            help="the bootstrap's interval: percentile, basic or bca",
+        ),
+    ),
+    Option(
+        "zero_method",
+        "Wilcoxon: what zero differences do, as scipy.stats.wilcoxon's zero_method",
+        "wilcox",
+        "comparison",
+        _COMPARING,
+        _named("zero_method", ZERO_METHODS, {}),
+        values=_words(ZERO_METHODS),
+        flag=Flag(
+            ("--zero-method",),
+            metavar="METHOD",
+            help="Wilcoxon's zero differences: wilcox (dropped), pratt or zsplit",
+        ),
+    ),
+    Option(
+        "continuity",
+        "Wilcoxon: continuity correction of the normal approximation (scipy's correction)",
+        False,
+        "comparison",
+        _COMPARING,
+        check_bool("continuity"),
+        values="True, False",
+        flag=Flag(
+            ("--continuity",),
+            action="store_true",
+            help="Wilcoxon: continuity correction of the normal approximation",
         ),
     ),
     Option(
@@ -130,13 +230,13 @@ _COMPARE_TABLE = (
         "comparison",
         _COMPARING,
         _correction,
-        choices=CORRECTIONS,
-        values="'holm', 'bonferroni', 'bh', None",
+        values=_words(CORRECTIONS, CORRECTION_ALIASES) + ", None",
         flag=Flag(
             ("--correction",),
+            metavar="METHOD",
             none="none",
-            help="multiple-comparison correction within each cutoff",
-            choices=(*CORRECTIONS, "none"),
+            help="multiple-comparison correction within each cutoff: "
+            f"{_words(CORRECTIONS, CORRECTION_ALIASES, str)}, or none",
         ),
     ),
     Option(

@@ -30,10 +30,43 @@ data = make_synthetic({queries})
 g, s, o = data.grades, data.scores, data.offsets
 """
 
+TABLES = """
+import pyarrow as pa
+qid = data.qid()
+rows = pa.table({{"qid": qid, "docid": np.arange(g.size).astype(str), "score": s}})
+judged = pa.table({{"qid": qid, "docid": np.arange(g.size).astype(str), "grade": g}})
+"""
+
+
+def option_case(options: str, data: str = DATA, call: str = "g, s, offsets=o") -> tuple[str, str]:
+    """A case of ``fastndcg.ndcg`` with these options (k=10 unless they say otherwise)."""
+    return data, f"fastndcg.ndcg({call}, {options})"
+
+
 CASES = {
     "k=10": (DATA, "fastndcg.ndcg(g, s, offsets=o, k=10)"),
     "k=1,3,5,10,20,100": (DATA, "fastndcg.ndcg(g, s, offsets=o, k=[1, 3, 5, 10, 20, 100])"),
     "k=None": (DATA, "fastndcg.ndcg(g, s, offsets=o, k=None)"),
+    # every option family, at k=10 (the defaults elsewhere: exp2, average ties, recall ideal)
+    "gain='linear'": option_case("k=10, gain='linear'"),
+    "gain=table": option_case("k=10, gain=[0.0, 1.0, 3.0, 7.0, 15.0]"),
+    "gain=dict": option_case("k=10, gain={0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0, 4: 15.0}"),
+    "gain=callable": option_case("k=10, gain=lambda x: 2.0**x - 1.0"),
+    "ties='stable'": option_case("k=10, ties='stable'"),
+    "ties='pessimistic'": option_case("k=10, ties='pessimistic'"),
+    "ties='optimistic'": option_case("k=10, ties='optimistic'"),
+    "ties='random'": option_case("k=10, ties='random', seed=1"),
+    "ties='docid_desc' (ndcg_run on tables)": (
+        DATA + TABLES,
+        "fastndcg.ndcg_run(judged, rows, k=10, ties='docid_desc')",
+    ),
+    "ideal='local'": option_case("k=10, ideal='local'"),
+    "ideal='global'": option_case("k=10, ideal='global', ideal_grades=g, ideal_offsets=o"),
+    "ideal='max'": option_case("k=10, ideal='max'"),
+    "float64 grades and scores": option_case("k=10", DATA + "g, s = g * 1.0, s * 1.0\n"),
+    "fractional grades (gain='linear')": option_case("k=10, gain='linear'", DATA + "g = g * 0.5\n"),
+    "zero_idcg='zero'": option_case("k=10, zero_idcg='zero'"),
+    "ranked lists (no scores)": option_case("k=10", call="g, None, offsets=o"),
     "Scorer(k=10) per call, 100 documents": (
         """
 import numpy as np, time, fastndcg

@@ -76,7 +76,7 @@ from fastndcg.synthetic import Synthetic, make_synthetic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import report as bench_report
-from baselines import floor, lexsort_ndcg
+from baselines import floor, lexsort_ndcg, plain_numba_kernel
 
 WARM_QUERIES = 2000  # warm-up slice of a fast target: enough rows for the parallel kernels
 SLOW_WARM_QUERIES = 20  # warm-up slice of a slow target (first-call costs only)
@@ -248,34 +248,9 @@ def lexsort_target(ctx: Context) -> Target:
     )
 
 
-def _plain_numba_kernel() -> Callable[..., np.ndarray]:
-    """Compile-on-first-call kernel: prange over queries, a full stable argsort in each."""
-    from numba import njit, prange
-
-    @njit(parallel=True)
-    def plain_ndcg(offsets, grades, scores, k):
-        n_queries = offsets.size - 1
-        out = np.empty(n_queries)
-        for q in prange(n_queries):
-            lo, hi = offsets[q], offsets[q + 1]
-            g = grades[lo:hi]
-            order = np.argsort(-scores[lo:hi], kind="mergesort")
-            ideal = np.sort(g)[::-1]
-            dcg = 0.0
-            idcg = 0.0
-            for r in range(min(k, hi - lo)):
-                discount = 1.0 / np.log2(r + 2.0)
-                dcg += (2.0 ** g[order[r]] - 1.0) * discount
-                idcg += (2.0 ** ideal[r] - 1.0) * discount
-            out[q] = dcg / idcg if idcg > 0.0 else np.nan
-        return out
-
-    return plain_ndcg
-
-
 def plain_numba_target(ctx: Context) -> Target:
     """The plain Numba kernel of the issue's table (a reference point, not part of fastndcg)."""
-    kernel = _plain_numba_kernel()
+    kernel = plain_numba_kernel()
     return Target(
         "plain Numba kernel",
         "prange over queries, full `np.argsort` per query, exp2 gain",

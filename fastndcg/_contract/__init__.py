@@ -8,7 +8,8 @@ It holds only what the two sides must agree on, and imports nothing of either:
   kernels read in place;
 - :mod:`~fastndcg._contract.protocol`: the :class:`Backend` protocol, the :class:`Columns` a
   layout's grades and scores live in, and the optional capabilities a backend may declare
-  (:class:`DeviceBackend`, :class:`ListScoringBackend`, :class:`CompiledBackend`).
+  (:class:`DeviceBackend`, :class:`ListScoringBackend`, :class:`CompiledBackend`,
+  :class:`GradeCheckingBackend`).
 
 The registry of backends (:mod:`fastndcg._backends`) sits beside it: the core resolves a
 backend's name there and then talks to the object through this contract only.
@@ -19,11 +20,13 @@ from fastndcg._contract.protocol import (
     Columns,
     CompiledBackend,
     DeviceBackend,
+    GradeCheckingBackend,
     ListScorer,
     ListScoringBackend,
 )
 from fastndcg._contract.records import (
     GRADE_SLOTS,
+    PRESUMED_GRADES,
     SCORE_SLOTS,
     ColumnStats,
     DocumentIds,
@@ -35,6 +38,7 @@ from fastndcg._contract.records import (
 
 __all__ = [
     "GRADE_SLOTS",
+    "PRESUMED_GRADES",
     "SCORE_SLOTS",
     "Backend",
     "ColumnStats",
@@ -42,6 +46,7 @@ __all__ = [
     "CompiledBackend",
     "DeviceBackend",
     "DocumentIds",
+    "GradeCheckingBackend",
     "Layout",
     "ListScorer",
     "ListScoringBackend",

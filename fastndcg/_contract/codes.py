@@ -34,6 +34,10 @@ WHOLE_LIST = -1
 # Integer grade levels at or below this count use histogram (counting) IDCG.
 MAX_HISTOGRAM_LEVELS = 256
 
+# The deepest cutoff a backend's short-cutoff path serves (``Plan.top_path``): deeper, the rows
+# reaching the Numba path's lane bound are too many (k=32: a third of the lists had over 64).
+TOP_PATH_DEPTH = 28
+
 # SplitMix64 (Steele, Lea and Flood 2014): the random tie keys and the resampling streams hash
 # (seed, counter) with these constants.
 SPLITMIX_GOLDEN = 0x9E3779B97F4A7C15

@@ -265,6 +265,19 @@ class ListScoringBackend(Protocol):
 
 
 @runtime_checkable
+class GradeCheckingBackend(Protocol):
+    """A backend that checks grades as it counts them, so that the core need not scan them.
+
+    Given a plan with ``levels_presumed`` (made before the float grades were scanned, on
+    :data:`~fastndcg._contract.records.PRESUMED_GRADES`), its :meth:`Backend.score` adds to
+    the count it returns the grades that are not among the plan's levels (its numbers are
+    then not used: the core scans the grades and plans again).
+    """
+
+    checks_grades: bool
+
+
+@runtime_checkable
 class CompiledBackend(Protocol):
     """A backend whose kernels are compiled on first use and cached on disk."""
 

@@ -67,6 +67,12 @@ class ColumnStats:
         return self.first_nonintegral < 0
 
 
+# What a layout says of float grades it has not scanned (``Layout.grades_checked``): integers
+# 0..7, the levels most judgments use. A plan made on it counts 8 grade levels; a backend that
+# checks the grades as it counts them reports any other, and the core then scans them.
+PRESUMED_GRADES = ColumnStats(0.0, 7.0, -1, -1)
+
+
 @dataclass(frozen=True)
 class Layout:
     """Queries in CSR form.
@@ -90,6 +96,11 @@ class Layout:
         False while the scores may still hold a NaN or an infinite value: a backend that checks
         scores as it reads them (``checks_scores``) counts them, and the core then names the
         first one.
+    grades_checked : bool
+        False while the float grades have not been scanned (``grade_stats`` is then
+        :data:`PRESUMED_GRADES`): a backend that checks grades as it counts them
+        (``checks_grades``) may be given a plan that presumes them, and reports the grades
+        that are not; the core scans them otherwise (``fastndcg._core.layout.check_grades``).
     where : callable
         Words an input row for error messages.
     names : tuple of str
@@ -112,6 +123,7 @@ class Layout:
     names: tuple[str, str] = ("grades", "scores")
     device_offsets: Any = None
     columns: Columns | None = None
+    grades_checked: bool = True
 
     @property
     def n_queries(self) -> int:
@@ -151,6 +163,12 @@ class Plan:
     ideal_grades: np.ndarray
     max_gain: float
     device_offsets: Any = None  # ``offsets`` where the grades are, when given there
+    # every cutoff at most codes.TOP_PATH_DEPTH, scores given, and an ideal that needs no sort
+    # (integer grade levels, "max" or "local"): a backend may rank by its short-cutoff path
+    top_path: bool = False
+    # the grade levels are those of PRESUMED_GRADES, not yet checked: the backend counts the
+    # grades that are not among them (see Layout.grades_checked)
+    levels_presumed: bool = False
 
     @property
     def n_queries(self) -> int:

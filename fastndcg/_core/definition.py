@@ -22,7 +22,7 @@ from fastndcg._contract.codes import SPLITMIX_GOLDEN, TIE_KEY
 from fastndcg._core.aggregate import query_weights, relative_weights
 from fastndcg._core.coerce import HostColumns
 from fastndcg._core.grouping import Judgments
-from fastndcg._core.layout import align_ideal, check_scores
+from fastndcg._core.layout import align_ideal, check_grades, check_scores
 from fastndcg._core.options import parse
 from fastndcg._core.plan import make_plan
 from fastndcg._core.specs import Discount, Gain
@@ -140,10 +140,26 @@ class Definition:
 
         ``inputs`` as for :meth:`plan`. Scores not checked yet (``layout.scores_checked``) are
         checked by the kernel as it reads them; a NaN or infinite one raises a ValueError here.
+        So are float grades not scanned yet (``layout.grades_checked``) where the kernel counts
+        every one for IDCG (exp2 or linear gains, the ideal from the query's own rows): the
+        plan presumes them integers 0..7, and on any other the grades are scanned (a bad one
+        raises) and scored again.
         """
         layout = self.held_scores(layout)
-        dcg, idcg, nonfinite = self.backend.score(self.plan(layout, **inputs))
-        if nonfinite and not layout.scores_checked:
+        presume = not layout.grades_checked and self.gain.kind in ("exp2", "linear")
+        presume = presume and self.ideal == "recall"
+        try:
+            plan = self.plan(layout, presumed_grades=presume, **inputs)
+        except OptionError:
+            if not presume:
+                raise
+            plan = None  # the presumed gains may not fit the discounts: the real ones decide
+        flagged = 1
+        if plan is not None:
+            dcg, idcg, flagged = self.backend.score(plan)
+        if flagged and not layout.grades_checked:
+            return self.score(check_grades(layout, self.backend), **inputs)
+        if flagged and not layout.scores_checked:
             check_scores(layout, self.backend)
         return dcg, idcg
 
@@ -157,13 +173,17 @@ class Definition:
         judgments: Judgments | None = None,
         tie_key: np.ndarray | None = None,
         row_base: int = 0,
+        presumed_grades: bool = False,
     ) -> Plan:
         """The kernel inputs for ``layout`` (its scores as held: see :meth:`held_scores`).
 
         Judgment lists for ``ideal="global"`` come as arrays or as prebuilt ``judgments``.
         ``row_base`` is the stream position of the layout's first row, so that random tie keys
-        of a streamed piece equal those of the whole input.
+        of a streamed piece equal those of the whole input. Grades not scanned yet are scanned
+        first, unless ``presumed_grades`` (see :meth:`score`).
         """
+        if not presumed_grades:
+            layout = check_grades(layout, self.backend)
         self.check_tie_keys(tie_key is not None)
         ideal = None
         if self.ideal == "global":

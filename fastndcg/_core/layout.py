@@ -20,7 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._contract import Backend, Columns, ColumnStats, DeviceBackend, Layout, readonly
+from fastndcg._contract import (
+    PRESUMED_GRADES,
+    Backend,
+    Columns,
+    ColumnStats,
+    DeviceBackend,
+    GradeCheckingBackend,
+    Layout,
+    readonly,
+)
 from fastndcg._core.coerce import (
     HostColumns,
     as_array,
@@ -36,7 +45,14 @@ from fastndcg._core.coerce import (
 from fastndcg._core.grouping import Judgments, group_rows
 from fastndcg._errors import InputError, OptionError, nonfinite_error
 
-__all__ = ["Layout", "align_ideal", "build_layout", "check_scores", "finish_layout"]
+__all__ = [
+    "Layout",
+    "align_ideal",
+    "build_layout",
+    "check_grades",
+    "check_scores",
+    "finish_layout",
+]
 
 
 def columns_for(backend: Backend, *inputs: Any) -> Columns:
@@ -65,6 +81,18 @@ def check_scores(layout: Layout, backend: Backend) -> Layout:
         value, row = scores[bad[first]], layout.where(int(rows[first]))
         raise nonfinite_error(layout.names[1], value, row)
     return replace(layout, scores_checked=True)
+
+
+def check_grades(layout: Layout, backend: Backend) -> Layout:
+    """``layout`` with its grades scanned: an InputError names the first that cannot be scored.
+
+    For a layout whose float grades were left to the backend's kernel
+    (``Layout.grades_checked``); the others come back as they are.
+    """
+    if layout.grades_checked:
+        return layout
+    stats = _columns(layout, backend).checked(layout.grades, layout.names[0], layout.where)
+    return replace(layout, grade_stats=stats, grades_checked=True)
 
 
 def _columns(layout: Layout, backend: Backend) -> Columns:
@@ -171,10 +199,21 @@ def finish_layout(
 
     ``where(row)`` words an input row for error messages, ``names`` the grades and scores.
     A backend that checks scores as it reads them (``backend.checks_scores``) is left to do so
-    (``Layout.scores_checked``). ``columns`` holds the grades and scores (None: host memory).
+    (``Layout.scores_checked``), and one that checks grades as it counts them the float grades
+    of rows that stay in place (``Layout.grades_checked``). ``columns`` holds the grades and
+    scores (None: host memory).
     """
     columns = HostColumns(backend) if columns is None else columns
-    grade_stats = columns.checked(grades, names[0], where)
+    # float grades are a pass over the column to scan (a fifth of a float64 call): where rows
+    # stay in place, a backend that checks grades as it counts them is left to do so
+    presumed = (
+        row_order is None
+        and isinstance(columns, HostColumns)
+        and isinstance(backend, GradeCheckingBackend)
+        and isinstance(grades, np.ndarray)
+        and grades.dtype.kind == "f"
+    )
+    grade_stats = PRESUMED_GRADES if presumed else columns.checked(grades, names[0], where)
     if scores is not None and not backend.checks_scores:
         columns.checked(scores, names[1], where, integral=False)
     if row_order is not None:
@@ -192,6 +231,7 @@ def finish_layout(
         names=names,
         device_offsets=device_offsets,
         columns=columns,
+        grades_checked=not presumed,
     )
 
 

@@ -107,6 +107,12 @@ def make_plan(
     )
     _check_sums_fit(largest, prefix[-1], ranks, gain)
 
+    top_path = (
+        layout.scores is not None
+        and not whole
+        and k_max <= C.TOP_PATH_DEPTH
+        and (ideal_mode in (C.IDEAL_MAX, C.IDEAL_LOCAL) or level_order.size > 0)
+    )
     return Plan(
         device_offsets=layout.device_offsets,
         offsets=layout.offsets,
@@ -127,6 +133,8 @@ def make_plan(
         ideal_offsets=ideal_offsets,
         ideal_grades=readonly(ideal_grades),
         max_gain=max_gain,
+        top_path=top_path,
+        levels_presumed=not layout.grades_checked,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -321,6 +322,74 @@ def _check_dcg_and_idcg(backend, offsets, grades, scores, k, tie):
     expected = reference_ndcg(
         queries_from_csr(offsets, grades, scores), k=result.k, ties=tie, zero_idcg="skip"
     )
+    shape = result.per_query.shape
+    np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
+    np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)
+
+
+GRADE_DTYPES = ["float64", "float32", "int64", "int32", "int16", "int8", "uint8"]
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    lengths=st.lists(
+        st.sampled_from([0, 1, 2, 9, 15, 16, 17, 33, 89, 300, 3000]), min_size=1, max_size=4
+    ),
+    k=st.one_of(
+        st.integers(1, 28), st.lists(st.integers(1, 28), min_size=2, max_size=3, unique=True)
+    ),
+    levels=st.sampled_from([1, 2, 5, 8, 9, 12]),
+    scores=st.sampled_from(["continuous", "few", "signed zeros", "neighbours", "tied top"]),
+    dtypes=st.tuples(st.sampled_from(GRADE_DTYPES), st.sampled_from(["float64", "float32"])),
+    ideal=ideals,
+    tie=ties,
+    gain=st.sampled_from(["exp2", "linear", "table"]),
+)
+def test_short_cutoffs(backend, seed, lengths, k, levels, scores, dtypes, ideal, tie, gain):
+    """Cutoffs up to 28 over lists of 1 to 3,000 rows of every kernel dtype: the Numba kernel's
+    short-cutoff path (which the plan takes for these options), the queries it hands to the
+    general path (empty lists, ties among the best rows, too many rows above its bound), scores
+    that tie as floats only (0.0 and -0.0) or differ in their last bits, grade levels counted
+    in packed words (up to 8) or in a histogram, and lists without a relevant row."""
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n = int(offsets[-1])
+    grades = rng.integers(0, levels, n)
+    grades[rng.random(n) < 0.5] = 0  # mostly irrelevant; short lists often without a gain
+    if scores == "continuous":
+        values = 0.5 * grades + rng.standard_normal(n)
+    elif scores == "few":
+        values = rng.integers(0, 3, n).astype(float)
+    elif scores == "signed zeros":  # the best two rows of a list score 0.0 and -0.0: a tie
+        values = -1.0 - np.abs(rng.standard_normal(n))
+        for a, b in itertools.pairwise(offsets):
+            if b - a > 1:
+                values[a + rng.choice(b - a, 2, replace=False)] = [0.0, -0.0]
+    elif scores == "neighbours":  # differing in the last bits of the mantissa, or not at all
+        values = rng.choice([1.0, -3.0], n) * (1.0 + rng.integers(0, 40, n) * 2.0**-52)
+    else:  # every list's best rows tie with many others
+        values = np.where(rng.random(n) < 0.3, 5.0, rng.standard_normal(n))
+    values = values.astype(dtypes[1])
+    grades = grades.astype(dtypes[0])
+    gain_spec = rng.permutation(levels).astype(float).tolist() if gain == "table" else gain
+    kwargs = dict(k=k, gain=gain_spec, ideal=ideal, ties=tie, zero_idcg="zero")
+    if tie == "random":
+        kwargs["seed"] = seed
+    ideal_lists = None
+    if ideal == "global":
+        judged = rng.integers(0, 40, len(lengths))
+        ideal_offsets = np.concatenate(([0], np.cumsum(judged))).astype(np.int64)
+        ideal_grades = rng.integers(0, levels, int(ideal_offsets[-1])).astype(dtypes[0])
+        kwargs.update(ideal_grades=ideal_grades, ideal_offsets=ideal_offsets)
+        ideal_lists = [
+            ideal_grades[a:b].astype(float).tolist() for a, b in itertools.pairwise(ideal_offsets)
+        ]
+    result = fastndcg.ndcg(grades, values, offsets=offsets, backend=backend, **kwargs)
+    queries = queries_from_csr(offsets, grades.astype(float), values.astype(float))
+    ref_kwargs = dict(kwargs, k=result.k, ideal_lists=ideal_lists, seed=seed)
+    for name in ("ideal_grades", "ideal_offsets"):
+        ref_kwargs.pop(name, None)
+    expected = reference_ndcg(queries, **ref_kwargs)
     shape = result.per_query.shape
     np.testing.assert_allclose(result.dcg, np.array(expected.dcg).reshape(shape), **TOL)
     np.testing.assert_allclose(result.idcg, np.array(expected.idcg).reshape(shape), **TOL)

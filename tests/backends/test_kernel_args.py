@@ -32,6 +32,8 @@ def _plan(scores: np.ndarray | None) -> Plan:
         ideal_offsets=np.array([0, 4, 8]),
         ideal_grades=rng.random(8),
         max_gain=5.5,
+        top_path=True,
+        levels_presumed=True,
     )
 
 
@@ -61,9 +63,9 @@ def test_every_kernel_input_is_the_plan_field_it_is_named_after(ranked):
         else:
             assert views[code].dtype == expected.dtype
             np.testing.assert_array_equal(views[code], expected)
-    discount, discount_prefix, cutoffs, k_max = cuts
+    discount, discount_prefix, cutoffs, k_max, top_path = cuts
     assert discount is plan.discount and discount_prefix is plan.discount_prefix
-    assert cutoffs is plan.cutoffs and k_max == plan.k_max
+    assert cutoffs is plan.cutoffs and k_max == plan.k_max and top_path is plan.top_path
     for cls, bundle in ((Rules, rules), (Ideal, ideal)):
         for name, value in cls(*bundle)._asdict().items():
             # Ideal.mode is the plan's ideal_mode; the other names are the plan's own

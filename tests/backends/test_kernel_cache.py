@@ -24,6 +24,7 @@ def test_compiled_codes_match_the_source():
         C.IDEAL_GLOBAL,
         C.IDEAL_LOCAL,
         C.IDEAL_MAX,
+        C.IDEAL_RECALL,
     )
     assert compiled_codes() == expected, (
         "the Numba cache was compiled with other values of fastndcg._contract.codes: delete "

@@ -102,6 +102,7 @@ class NumbaBackend:
 
     name = "numba"
     checks_scores = True
+    checks_grades = True  # as it counts them for IDCG (see _contract.GradeCheckingBackend)
 
     def __init__(self) -> None:
         self._numba, self.kernels, self._scan, self._trec = _import_kernels()

@@ -38,10 +38,12 @@ class KernelArgs(NamedTuple):
     Four plain tuples, in the order the kernel names their fields: ``lists`` (offsets, grade
     views and their code, score views and their code, ranked, and the judgment lists' offsets,
     views and code), ``rules`` (``score.Rules``: tie mode, tie key, seed, gain mode, gain table),
-    ``cuts`` (discount, its prefix sums, cutoffs, k_max) and ``ideal`` (``score.Ideal``: ideal
-    mode, level order, level gains, max gain). ``tests/backends/test_kernel_args.py`` checks
-    the order. Only ``lists`` holds the data, which lets :class:`fastndcg.Scorer` reuse the
-    others for lists of the same length and grade range.
+    ``cuts`` (discount, its prefix sums, cutoffs, k_max, whether the short-cutoff path serves
+    them) and ``ideal`` (``score.Ideal``: ideal mode, level order, level gains, max gain,
+    whether the levels are presumed).
+    ``tests/backends/test_kernel_args.py`` checks the order. Only ``lists`` holds the data,
+    which lets :class:`fastndcg.Scorer` reuse the others for lists of the same length and grade
+    range.
     """
 
     lists: tuple
@@ -86,6 +88,12 @@ class KernelArgs(NamedTuple):
         return cls(
             lists=(*queries, *judgments),
             rules=(plan.tie_mode, plan.tie_key, seed, plan.gain_mode, plan.gain_table),
-            cuts=(plan.discount, plan.discount_prefix, plan.cutoffs, plan.k_max),
-            ideal=(plan.ideal_mode, plan.level_order, plan.level_gain, plan.max_gain),
+            cuts=(plan.discount, plan.discount_prefix, plan.cutoffs, plan.k_max, plan.top_path),
+            ideal=(
+                plan.ideal_mode,
+                plan.level_order,
+                plan.level_gain,
+                plan.max_gain,
+                plan.levels_presumed,
+            ),
         )

@@ -23,7 +23,15 @@ a pool of threads runs the chunks (the kernel releases the GIL; a Python thread 
 same serial code whatever chunk it falls in, so results are bit-identical for every thread
 count.
 
-Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for the whole list):
+Plans whose cutoffs are all short (``Plan.top_path``: the plan chooses it) go first through the
+short-cutoff path (:func:`_top_queries`): it reads the columns in place, bounds the best rows by
+lane maxima sorted by a network, orders the few rows above the bound by a second network on
+keys, and counts the grade levels in one pass. It hands the queries it cannot serve exactly
+(NaN or infinite scores, ties among the best rows, too many rows above the bound) to the
+general path below, which serves every plan; the two give the same bits for every query.
+
+The general path, per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n``
+for the whole list):
 
 1. rank the ``count = min(K, n)`` best rows by score. When ``count`` is small, rows scoring
    below a lower bound of the count-th best score (the count-th largest of 16 or 32 lane
@@ -51,8 +59,17 @@ Per query (rows ``s:e``, ``n = e - s``, ``K`` = the largest cutoff, or ``n`` for
    ``ties="average"`` is bit-identical under any permutation of the query's rows, and the
    value at a cutoff does not depend on the other cutoffs asked;
 3. ``DCG@k = P[min(k, n)]``;
-4. the ideal prefix sum from the counts of integer grade levels (no sort) when grades are
-   small non-negative integers, otherwise from a selection on the gains.
+4. the ideal prefix sum from the counts of integer grade levels (no sort, one pass) when grades
+   are small non-negative integers, otherwise from a selection on the gains.
+
+What did not pay, measured on the short-cutoff path (1 thread, 300,000 lists of about 90 rows,
+k=10): counting the ranks of the candidates transposed (16 x 16 vector comparisons: the mask
+conversions of 512-bit compares made it 4x slower than the network); a network on (score,
+position) pairs (branches: 2x slower than the keys); a bit mask of the candidates walked with
+trailing-zero counts instead of the branch-free compaction (1.5x slower); lanes of a constant
+width or kept in 16 scalar variables (unrolled to scalar code, no faster); 32 lanes folded to
+16; a separate pass for the finiteness check folded into the lane maxima (slower: the blocks of
+the folded loop could not stay in vector registers).
 """
 
 from __future__ import annotations
@@ -68,6 +85,7 @@ from fastndcg._contract.codes import (
     IDEAL_GLOBAL,
     IDEAL_LOCAL,
     IDEAL_MAX,
+    IDEAL_RECALL,
     SPLITMIX_GOLDEN,
     SPLITMIX_MIX1,
     SPLITMIX_MIX2,
@@ -86,7 +104,9 @@ _MERGE_RUN = 32  # insertion-sorted runs before merging
 SMALL_SELECT = 128  # selections up to this size use an insertion buffer instead of a sort
 RANK_BY_COUNT = 256  # up to this many rows, rank by counting (n * n branch-free comparisons)
 _SAMPLE = 32  # scores sampled to narrow long candidate lists
-_COMPARE_LEVELS = 16  # grade levels counted by comparison passes (more: by a histogram)
+_PACKED_LEVELS = 8  # grade levels counted in two packed words (more: by a histogram) ...
+_PACKED_ROWS = 1 << 16  # ... in lists shorter than this (16-bit counters)
+_LAZY_ROWS = 1024  # lists this long, and 16 times the ranks IDCG fills, count level by level
 _COUNT_FROM = 64  # longer candidate lists give DCG by counting ranks of the rows with a gain
 _NARROW_FROM = 96  # candidate lists longer than this (and well above the selection) are narrowed
 COUNT_BUDGET = 1 << 19  # most comparisons spent on DCG by counting (rows with a gain x rows)
@@ -94,6 +114,7 @@ _EXACT_SUM = 2.0**53  # integer gains whose magnitudes sum below this add exactl
 _PAD = 16  # counting loops compare whole blocks of this many rows
 _PAD32 = 32  # ... and of this many float32 values (8 per vector, 4 vectors per step)
 _FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
+_TOP_CANDIDATES = 64  # the short-cutoff path ranks up to this many candidates (more: general)
 _WEAK_BOUND = 4  # deeper selections from lists shorter than this many times their size skip
 # the column bound (each column holds too few rows for its maximum to exclude many)
 
@@ -119,13 +140,17 @@ class Ideal(NamedTuple):
     """How IDCG is found: the ideal ``mode`` and what it reads.
 
     ``level_order``: the integer grade levels in descending gain order (empty unless IDCG may
-    count them), ``level_gain``: each level's gain, ``max_gain``: the largest (``"max"``).
+    count them), ``level_gain``: each level's gain, ``max_gain``: the largest (``"max"``);
+    ``levels_presumed``: the grades were not scanned, and each query's are checked against the
+    levels before they are used (:func:`_outside_levels`); on a grade outside them the kernel
+    stops and reports it, and the caller scans the grades and plans again.
     """
 
     mode: int
     level_order: np.ndarray
     level_gain: np.ndarray
     max_gain: float
+    levels_presumed: bool
 
 
 class Counting(NamedTuple):
@@ -817,19 +842,42 @@ def _sort_desc(values, n):
         _sift_down(values, np.int64(0), end)  # an int64 root: no second compile for root 0
 
 
-@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _count_level(grades, n, level):
-    """How many of ``grades[:n]`` equal ``level``: one vectorised comparison pass."""
-    value = np.float64(level)
-    found = 0
+@njit(cache=True, _nrt=False)
+def _level_words(column, n):
+    """The rows of each grade level 0..7 of ``column[:n]`` (``n < 2**16``), in two packed words.
+
+    Level ``l`` is counted in bits ``16 * (l % 4)`` to ``16 * (l % 4) + 15`` of word ``l // 4``:
+    one vectorised pass adds a shifted one per row, where a comparison pass per level would
+    read the grades once for each level. ``column`` may be of any grade dtype (read in place).
+    """
+    low = np.uint64(0)
+    high = np.uint64(0)
     for i in range(np.uint64(n)):
-        found += grades[i] == value
-    return found
+        level = np.uint64(column[i])
+        bit = np.uint64(1) << ((level & np.uint64(3)) << np.uint64(4))
+        low += np.uint64(0) if level > np.uint64(3) else bit
+        high += bit if level > np.uint64(3) else np.uint64(0)
+    return low, high
 
 
 @njit(cache=True, _nrt=False)
-def _count_levels(hist, grades, n):
-    """Add the histogram of the integer grade levels of ``grades[:n]`` to ``hist``.
+def _outside_levels(column, n, n_levels):
+    """How many of ``column[:n]`` are not integers in ``[0, n_levels)`` (a vectorised pass).
+
+    For grades not scanned, whose levels the plan presumes (:class:`Ideal`): run before the
+    grades are used, so that none indexes a table or a histogram outside it.
+    """
+    top = np.float64(n_levels)
+    outside = 0
+    for i in range(np.uint64(n)):
+        x = np.float64(column[i])
+        outside += not ((x >= 0.0) & (x < top) & (x == np.floor(x)))
+    return outside
+
+
+@njit(cache=True, _nrt=False)
+def _count_levels(hist, column, n):
+    """Add the histogram of the integer grade levels of ``column[:n]`` to ``hist``.
 
     ``hist`` holds four copies of the ``L`` levels; rows are counted into the copies in turn,
     which breaks the store-to-load chain of consecutive rows with the same grade.
@@ -837,62 +885,94 @@ def _count_levels(hist, grades, n):
     n_levels = hist.size // 4
     i = 0
     while i + 4 <= n:
-        hist[np.int64(grades[i])] += 1
-        hist[n_levels + np.int64(grades[i + 1])] += 1
-        hist[2 * n_levels + np.int64(grades[i + 2])] += 1
-        hist[3 * n_levels + np.int64(grades[i + 3])] += 1
+        hist[np.int64(column[i])] += 1
+        hist[n_levels + np.int64(column[i + 1])] += 1
+        hist[2 * n_levels + np.int64(column[i + 2])] += 1
+        hist[3 * n_levels + np.int64(column[i + 3])] += 1
         i += 4
     while i < n:
-        hist[np.int64(grades[i])] += 1
+        hist[np.int64(column[i])] += 1
         i += 1
 
 
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _count_level(column, n, level):
+    """How many of ``column[:n]`` equal ``level``: one vectorised comparison pass."""
+    found = 0
+    for i in range(np.uint64(n)):
+        found += column[i] == level
+    return found
+
+
 @njit(cache=True, _nrt=False)
-def _ideal_prefix(prefix, vals, hist, grades, n, count, rules, ideal, discount):
+def _level_rows(level_rows, hist, column, n, count, level_order):
+    """``level_rows[l]`` = how many of ``column[:n]`` are grade level ``l``, as far as IDCG needs.
+
+    The levels that fill the first ``count`` ranks of the ideal ranking (``level_order``: the
+    levels in descending gain order) are counted; those after them are counted as empty. Long
+    lists of shallow ideals count one level per comparison pass, best first, until the ranks
+    are filled (mostly one pass); others count every level at once: up to
+    :data:`_PACKED_LEVELS` levels in lists shorter than :data:`_PACKED_ROWS` by
+    :func:`_level_words`, else by a histogram (``hist``: four copies of the levels, zeros
+    between uses).
+    """
+    n_levels = level_rows.size
+    if n >= _LAZY_ROWS and n >= 16 * count:
+        filled = 0
+        for lv in range(n_levels):
+            rows = _count_level(column, n, level_order[lv]) if filled < count else 0
+            level_rows[level_order[lv]] = rows
+            filled += rows
+        return
+    if n_levels <= _PACKED_LEVELS and n < _PACKED_ROWS:
+        low, high = _level_words(column, n)
+        for level in range(n_levels):
+            word = low if level < 4 else high
+            level_rows[level] = (word >> np.uint64(16 * (level % 4))) & np.uint64(0xFFFF)
+        return
+    _count_levels(hist, column, n)
+    for level in range(n_levels):
+        level_rows[level] = 0
+        for copy in range(4):
+            level_rows[level] += hist[copy * n_levels + level]
+    hist[:] = 0
+
+
+@njit(cache=True, _nrt=False)
+def _ideal_gains(gains, level_rows, count, ideal):
+    """``gains[r]`` = the gain at rank ``r < count`` of the ideal ranking of ``level_rows``.
+
+    Branch-free: each level fills the ranks its rows take by selects over all ``count`` ranks,
+    where a loop over its own ranks would end at a different rank in every query (a
+    mispredicted branch per level). Ranks past the levels with a gain get 0.0, which adds
+    nothing to a sum that is never -0.0.
+    """
+    level_order, level_gain = ideal.level_order, ideal.level_gain
+    for r in range(np.uint64(count)):
+        gains[r] = 0.0
+    start = 0
+    for lv in range(level_order.size):
+        level = level_order[lv]
+        stop = start + level_rows[level]
+        g = level_gain[level]
+        for r in range(np.uint64(count)):
+            gains[r] = g if (start <= np.int64(r)) & (np.int64(r) < stop) else gains[r]
+        start = stop
+
+
+@njit(cache=True, _nrt=False)
+def _ideal_prefix(prefix, vals, level_rows, hist, grades, n, count, rules, ideal, discount):
     """``prefix[r]`` = ideal DCG of the first ``r`` ranks of ``grades[:n]``, for ``r <= count``.
 
-    With integer grade levels, the levels are taken in descending gain order until ``count``
-    ranks are filled; the rows of levels without gain (and all after them) add nothing. Up to
-    :data:`_COMPARE_LEVELS` levels each is counted when reached, by one comparison pass (few
-    passes for shallow cutoffs, where the best levels fill the ranks); more levels are counted
-    into a histogram first.
+    With integer grade levels, from the rows of each level (:func:`_ideal_gains`); otherwise
+    from a selection on the gains.
     """
-    prefix[0] = 0.0
-    level_order, level_gain = ideal.level_order, ideal.level_gain
-    n_levels = level_order.size
-    if n_levels > 0:
-        compare = n_levels <= _COMPARE_LEVELS
-        if not compare:
-            _count_levels(hist, grades, n)
-        useful = n_levels
-        while useful > 0 and level_gain[level_order[useful - 1]] == 0.0:
-            useful -= 1
-        pos = 0
-        for lv in range(useful):
-            if pos >= count:
-                break
-            level = level_order[lv]
-            if compare:
-                filled = _count_level(grades, n, level)
-            else:
-                filled = (
-                    hist[level]
-                    + hist[n_levels + level]
-                    + hist[2 * n_levels + level]
-                    + hist[3 * n_levels + level]
-                )
-            g = level_gain[level]
-            stop = min(pos + filled, count)
-            for t in range(pos, stop):
-                prefix[t + 1] = prefix[t] + g * discount[t]
-            pos += filled
-        if pos < count:  # the ranks of rows without gain keep the sum: a fill, not a chain
-            last = prefix[pos]
-            for t in range(pos + 1, count + 1):
-                prefix[t] = last
-        if not compare:
-            hist[:] = 0
+    if ideal.level_order.size > 0:
+        _level_rows(level_rows, hist, grades, n, count, ideal.level_order)
+        _ideal_gains(vals, level_rows, count, ideal)
+        _prefix_sums(prefix, vals, count, discount)
         return
+    prefix[0] = 0.0
     if count > SMALL_SELECT or count == n:
         for t in range(n):
             vals[t] = _gain(grades[t], rules)
@@ -937,6 +1017,447 @@ def _local_ideal(vals, buf, mean_gain, group_end, cut, average, grades, rules, d
 
 
 # ---------------------------------------------------------------------------------------------
+# the short-cutoff path: the columns read in place, the top ranks counted (see _top_queries)
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _lane_maxima(lanes, column, n, width):
+    """``lanes[j]`` = the largest of ``column[i]`` for ``i % width == j`` (-inf for none).
+
+    Element-wise over the lanes, so it vectorises (``width`` is 16 or 32); without NaN (the
+    caller checks first) a maximum is one vector instruction. Pairs of blocks of rows go
+    through a second copy of the lanes (``lanes`` holds ``2 * width`` entries): a block that
+    stored where it loaded would be turned into a masked store, which the next block's load
+    waits for.
+    """
+    un = np.uint64(n)
+    w = np.uint64(width)
+    spare = lanes[width:]
+    for j in range(w):
+        lanes[j] = -np.inf
+    pairs = un - un % (w + w)
+    for row in range(np.uint64(0), pairs, w + w):
+        for j in range(w):
+            spare[j] = max(lanes[j], np.float64(column[row + j]))
+        for j in range(w):
+            lanes[j] = max(spare[j], np.float64(column[row + w + j]))
+    full = un - un % w
+    for row in range(pairs, full, w):  # at most one block
+        for j in range(w):
+            lanes[j] = max(lanes[j], np.float64(column[row + j]))
+    for j in range(un - full):
+        lanes[j] = max(lanes[j], np.float64(column[full + j]))
+
+
+@njit(cache=True, _nrt=False)
+def _all_finite(column, n):
+    """Whether no value of ``column[:n]`` is NaN or infinite (a vectorised pass)."""
+    bad = 0
+    for i in range(np.uint64(n)):
+        x = np.float64(column[i])
+        bad += (x - x) != 0.0  # NaN for inf and NaN, 0 otherwise
+    return bad == 0
+
+
+@njit(cache=True, _nrt=False)
+def _compact(cand, column, n, bound):
+    """The positions of ``column[:n]`` scoring ``bound`` or more into ``cand``, in input order.
+
+    Branch-free (``cand`` has room for ``n``): a branch would mispredict on every candidate.
+    """
+    m = np.uint64(0)
+    for i in range(np.uint64(n)):
+        cand[m] = i
+        m += np.uint64(column[i] >= bound)
+    return np.int64(m)
+
+
+@njit(cache=True, inline="always", fastmath={"nnan", "nsz"})
+def _ordered(a, b):
+    """``(a, b)`` with the larger first: a compare-exchange of a sorting network."""
+    return max(a, b), min(a, b)
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _sort16(values):
+    """Sort ``values[:16]`` (no NaN) in descending order, by a sorting network.
+
+    Green's network of 60 compare-exchanges in 10 layers (Knuth, TAOCP vol. 3, 5.3.4): on
+    values held in registers it is straight-line code of minima and maxima, without a branch
+    or a memory round trip, 4x faster here than counting ranks 16 x 16 (which ran as a vector
+    loop with a conversion of every comparison mask).
+    """
+    a0, a1, a2, a3 = values[0], values[1], values[2], values[3]
+    a4, a5, a6, a7 = values[4], values[5], values[6], values[7]
+    a8, a9, a10, a11 = values[8], values[9], values[10], values[11]
+    a12, a13, a14, a15 = values[12], values[13], values[14], values[15]
+    a0, a13, a1, a12, a2, a15 = *_ordered(a0, a13), *_ordered(a1, a12), *_ordered(a2, a15)
+    a3, a14, a4, a8, a5, a6 = *_ordered(a3, a14), *_ordered(a4, a8), *_ordered(a5, a6)
+    a7, a11, a9, a10 = *_ordered(a7, a11), *_ordered(a9, a10)
+    a0, a5, a1, a7, a2, a9 = *_ordered(a0, a5), *_ordered(a1, a7), *_ordered(a2, a9)
+    a3, a4, a6, a13, a8, a14 = *_ordered(a3, a4), *_ordered(a6, a13), *_ordered(a8, a14)
+    a10, a15, a11, a12 = *_ordered(a10, a15), *_ordered(a11, a12)
+    a0, a1, a2, a3, a4, a5 = *_ordered(a0, a1), *_ordered(a2, a3), *_ordered(a4, a5)
+    a6, a8, a7, a9, a10, a11 = *_ordered(a6, a8), *_ordered(a7, a9), *_ordered(a10, a11)
+    a12, a13, a14, a15 = *_ordered(a12, a13), *_ordered(a14, a15)
+    a0, a2, a1, a3, a4, a10 = *_ordered(a0, a2), *_ordered(a1, a3), *_ordered(a4, a10)
+    a5, a11, a6, a7, a8, a9 = *_ordered(a5, a11), *_ordered(a6, a7), *_ordered(a8, a9)
+    a12, a14, a13, a15 = *_ordered(a12, a14), *_ordered(a13, a15)
+    a1, a2, a3, a12, a4, a6 = *_ordered(a1, a2), *_ordered(a3, a12), *_ordered(a4, a6)
+    a5, a7, a8, a10, a9, a11 = *_ordered(a5, a7), *_ordered(a8, a10), *_ordered(a9, a11)
+    a13, a14 = _ordered(a13, a14)
+    a1, a4, a2, a6, a5, a8 = *_ordered(a1, a4), *_ordered(a2, a6), *_ordered(a5, a8)
+    a7, a10, a9, a13, a11, a14 = *_ordered(a7, a10), *_ordered(a9, a13), *_ordered(a11, a14)
+    a2, a4, a3, a6, a9, a12 = *_ordered(a2, a4), *_ordered(a3, a6), *_ordered(a9, a12)
+    a11, a13 = _ordered(a11, a13)
+    a3, a5, a6, a8, a7, a9 = *_ordered(a3, a5), *_ordered(a6, a8), *_ordered(a7, a9)
+    a10, a12 = _ordered(a10, a12)
+    a3, a4, a5, a6, a7, a8 = *_ordered(a3, a4), *_ordered(a5, a6), *_ordered(a7, a8)
+    a9, a10, a11, a12 = *_ordered(a9, a10), *_ordered(a11, a12)
+    a6, a7, a8, a9 = *_ordered(a6, a7), *_ordered(a8, a9)
+    values[0], values[1], values[2], values[3] = a0, a1, a2, a3
+    values[4], values[5], values[6], values[7] = a4, a5, a6, a7
+    values[8], values[9], values[10], values[11] = a8, a9, a10, a11
+    values[12], values[13], values[14], values[15] = a12, a13, a14, a15
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
+def _count_higher(above, values, m, width):
+    """``above[c]`` = how many of ``values[:m]`` are higher than ``values[c]``, for ``c < width``.
+
+    ``width`` (a multiple of 16, known at run time only) bounds the counting loops, whose
+    inner blocks of 16 comparisons LLVM unrolls and vectorises across the values ``c``;
+    ``values`` is padded to ``width`` with -inf (which is higher than no value).
+    """
+    for c in range(np.uint64(width)):
+        above[c] = 0
+    for block in range(np.uint64(0), np.uint64(width), np.uint64(16)):
+        for c in range(np.uint64(width)):
+            x = values[c]
+            a = above[c]
+            for d in range(16):
+                a += values[block + d] > x
+            above[c] = a
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _top_bound(lanes, above, views, code, s, n, count):
+    """A lower bound of the count-th best score of rows ``s:s+n`` (``count <= 32``), or NaN.
+
+    The count-th largest of 16 (or 32) lane maxima is reached by ``count`` different rows, so
+    it is at most the count-th best score. NaN when a score is NaN or infinite (the general
+    path counts them). The scores are read in place, in slot ``code`` of ``views``.
+    """
+    width = 16 if count <= 15 else 32  # (measured: 16 lanes bound too loosely above)
+    if code == 0:
+        if not _all_finite(views[0][s : s + n], n):
+            return np.nan
+        _lane_maxima(lanes, views[0][s : s + n], n, width)
+    else:
+        if not _all_finite(views[1][s : s + n], n):
+            return np.nan
+        _lane_maxima(lanes, views[1][s : s + n], n, width)
+    if width == 16:
+        _sort16(lanes)
+        return lanes[count - 1]
+    _count_higher(above, lanes, width, width)
+    bound = np.inf
+    for c in range(width):
+        x = lanes[c]
+        bound = x if (above[c] < count) & (x < bound) else bound
+    return bound
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _top_candidates(cand, values, views, code, s, n, bound, most):
+    """Rows ``s:s+n`` scoring ``bound`` or more: positions in ``cand``, scores in ``values``.
+
+    Returns how many, or -1 when there are more than ``most`` (heavy ties).
+    """
+    if code == 0:
+        m = _compact(cand, views[0][s : s + n], n, bound)
+    else:
+        m = _compact(cand, views[1][s : s + n], n, bound)
+    if m > most:
+        return -1
+    for c in range(m):
+        values[c] = views[0][s + cand[c]] if code == 0 else np.float64(views[1][s + cand[c]])
+    return m
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _top_order(at, cand, values, bits, above, m, count):
+    """``at[r]`` = the candidate ranked ``r`` for ``r < count``; False on a tie in the top.
+
+    Tie rules differ only where scores tie: without a tie among the ``count`` best (or
+    between the last of them and the next), every rule ranks alike; with one, the general
+    path applies the rule. Up to 16 candidates are sorted by :func:`_sort16` on keys: each
+    score with the candidate's number in its 4 lowest bits (``bits`` views ``values``).
+    Rounding those bits away keeps the order of scores that differ above them (the order of
+    floats is that of their bit patterns, reversed for negative ones), and scores that agree
+    above them are caught as a tie. More candidates are ranked by counting
+    (:func:`_count_higher`), ties caught by two candidates with the same count.
+    ``values`` has room for :data:`_TOP_CANDIDATES` entries, padded with -inf here.
+    """
+    if m <= 16:
+        for c in range(m):
+            x = values[c] + 0.0  # -0.0 as 0.0: they tie
+            values[c] = x
+            bits[c] = (bits[c] & ~np.int64(15)) | c
+        for c in range(m, 16):
+            values[c] = -np.inf
+        _sort16(values)
+        shared = False
+        for r in range(min(count, m - 1)):
+            shared |= (bits[r] >> 4) == (bits[r + 1] >> 4)
+        for r in range(count):
+            at[r] = cand[bits[r] & 15]
+        return not shared
+    width = (m + 15) & ~15
+    for c in range(m, width):
+        values[c] = -np.inf
+    _count_higher(above, values, m, width)
+    seen = np.uint64(0)
+    shared = np.uint64(0)
+    for c in range(m):
+        a = above[c]
+        bit = np.uint64(a < count) << np.uint64(min(a, 63))
+        shared |= seen & bit
+        seen |= bit
+        at[min(a, count)] = cand[c]
+    return shared == 0
+
+
+@njit(cache=True, _nrt=False)
+def _gains_at(gains, column, first, at, count, rules):
+    """``gains[r]`` = the gain of row ``first + at[r]`` of ``column``, for ``r < count``."""
+    for r in range(np.uint64(count)):
+        gains[r] = _gain(np.float64(column[np.uint64(first + at[r])]), rules)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _top_gains(gains, views, code, s, at, count, rules):
+    """:func:`_gains_at` of rows ``s + at[r]`` of slot ``code`` of the grade ``views``."""
+    if code == 0:
+        _gains_at(gains, views[0], s, at, count, rules)
+    elif code == 1:
+        _gains_at(gains, views[1], s, at, count, rules)
+    elif code == 2:
+        _gains_at(gains, views[2], s, at, count, rules)
+    elif code == 3:
+        _gains_at(gains, views[3], s, at, count, rules)
+    elif code == 4:
+        _gains_at(gains, views[4], s, at, count, rules)
+    elif code == 5:
+        _gains_at(gains, views[5], s, at, count, rules)
+    else:
+        _gains_at(gains, views[6], s, at, count, rules)
+
+
+@njit(cache=True, _nrt=False)
+def _prefix_sums(sums, gains, count, discount):
+    """``sums[r] = sum_{t<r} gains[t] * discount[t]`` for ``r <= count``, added in rank order.
+
+    The running sum is held in a register: through memory each rank would wait for the
+    store of the one before.
+    """
+    total = 0.0
+    sums[0] = total
+    for r in range(np.uint64(count)):
+        total += gains[r] * discount[r]
+        sums[r + np.uint64(1)] = total
+
+
+@njit(cache=True, _nrt=False)
+def _touch(column, n):
+    """The sum of one value per 64 bytes of ``column[:n]``: reads that bring it into the cache.
+
+    A sequential pass lets the processor fetch the lines ahead; the scattered reads of a few
+    rows would each wait for memory.
+    """
+    total = 0.0
+    for i in range(0, n, max(64 // column.itemsize, 1)):
+        total += column[i]
+    return total
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _touch_in_place(views, code, s, n):
+    """:func:`_touch` of rows ``s:s+n`` of slot ``code`` of the grade ``views``."""
+    if code == 0:
+        return _touch(views[0][s : s + n], n)
+    if code == 1:
+        return _touch(views[1][s : s + n], n)
+    if code == 2:
+        return _touch(views[2][s : s + n], n)
+    if code == 3:
+        return _touch(views[3][s : s + n], n)
+    if code == 4:
+        return _touch(views[4][s : s + n], n)
+    if code == 5:
+        return _touch(views[5][s : s + n], n)
+    return _touch(views[6][s : s + n], n)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _levels_in_place(level_rows, hist, views, code, s, n, presumed, count, level_order):
+    """:func:`_level_rows` of rows ``s:s+n`` of slot ``code`` of the grade ``views``.
+
+    Where the levels are ``presumed``, the grades are checked first: returns how many are not
+    among the levels (then nothing is counted).
+    """
+    outside = 0
+    if code == 0:
+        column = views[0][s : s + n]
+        outside = _outside_levels(column, n, level_rows.size) if presumed else 0
+        if not outside:
+            _level_rows(level_rows, hist, column, n, count, level_order)
+    elif code == 1:
+        column = views[1][s : s + n]
+        outside = _outside_levels(column, n, level_rows.size) if presumed else 0
+        if not outside:
+            _level_rows(level_rows, hist, column, n, count, level_order)
+    elif code == 2:
+        _level_rows(level_rows, hist, views[2][s : s + n], n, count, level_order)
+    elif code == 3:
+        _level_rows(level_rows, hist, views[3][s : s + n], n, count, level_order)
+    elif code == 4:
+        _level_rows(level_rows, hist, views[4][s : s + n], n, count, level_order)
+    elif code == 5:
+        _level_rows(level_rows, hist, views[5][s : s + n], n, count, level_order)
+    else:
+        _level_rows(level_rows, hist, views[6][s : s + n], n, count, level_order)
+    return outside
+
+
+@njit(cache=True)
+def _top_scratch(longest, k_max, n_levels):
+    """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple."""
+    values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
+    return (
+        np.empty(2 * _FEW, dtype=np.float64),  # lanes: the lanes' maxima (and a copy)
+        np.empty(_TOP_CANDIDATES, dtype=np.int64),  # above: counted ranks
+        np.empty(max(longest, 1), dtype=np.int64),  # cand: the candidates' positions
+        values,
+        values.view(np.int64),  # bits: the scores as bit patterns (ranking keys)
+        np.empty(k_max + 1, dtype=np.int64),  # at: the candidate at each rank (and overflow)
+        np.empty(k_max, dtype=np.float64),  # gains: the gain at each rank
+        np.empty(k_max + 1, dtype=np.float64),  # sums: DCG prefix sums
+        np.empty(k_max + 1, dtype=np.float64),  # ideal_sums: IDCG prefix sums
+        np.empty(k_max, dtype=np.float64),  # vals: gains sorted for ideal="local"
+        np.empty(n_levels, dtype=np.int64),  # level_rows: rows per grade level
+        np.zeros(4 * max(n_levels, 1), dtype=np.int64),  # hist: the histogram's copies
+    )
+
+
+@njit(cache=True, _nrt=False)
+def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
+    """Score queries ``q0:q1`` by the short-cutoff path; the others' numbers go to ``pending``.
+
+    For plans whose cutoffs are all at most :data:`_FEW` and whose ideal needs no sort (the
+    plan chooses it: ``top_path``). Per query, with ``count = min(k_max, n)``:
+
+    1. one pass over the scores, in place: the maxima of 16 (or 32) lanes and the check for
+       NaN and infinite scores; the count-th largest lane maximum bounds the count-th best;
+    2. a second pass keeps the rows reaching the bound (about ``count + 3`` of them);
+    3. their order (:func:`_top_order`); the gains of the ``count`` best, by rank, and their
+       prefix sums, as the general path adds them;
+    4. IDCG: the grade levels counted in one pass (in place), or the largest gain, or the top
+       gains sorted (``ideal="local"``).
+
+    A query goes to ``pending`` (the general path) when a score is NaN or infinite, when
+    candidates tie among the best ``count`` (the tie rule decides there), when more than
+    :data:`_TOP_CANDIDATES` rows reach the bound, or when it is empty. Returns how many queries
+    are pending, or minus the number of grades not among presumed levels in the first query
+    holding one (nothing more is scored then: see :class:`Ideal`). ``scratch`` is
+    :func:`_top_scratch`'s (without Numba's runtime here: reading an array out of a tuple or a
+    record takes and drops a reference to it, atomic operations that doubled the cost of a
+    query).
+    """
+    offsets, grade_views, grade_code, score_views, score_code = inputs[0][:5]
+    ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
+    discount, discount_prefix, cutoffs, k_max = inputs[2][:4]
+    rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
+    lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
+    level_rows, hist = scratch[10:]
+    n_cut = cutoffs.size
+    n_pending = 0
+    for q in range(q0, q1):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        si = s
+        m_ideal = n
+        if ideal.mode == IDEAL_GLOBAL:
+            si = ideal_offsets[q]
+            m_ideal = ideal_offsets[q + 1] - si
+        if n == 0:
+            pending[n_pending] = q
+            n_pending += 1
+            continue
+        count = min(k_max, n)
+        # 1-2. the rows that may rank among the best `count`
+        bound = _top_bound(lanes, above, score_views, score_code, s, n, count)
+        m = -1
+        if bound == bound:  # not NaN: every score finite
+            m = _top_candidates(cand, values, score_views, score_code, s, n, bound, _TOP_CANDIDATES)
+        if m < 0 or not _top_order(at, cand, values, bits, above, m, count):
+            pending[n_pending] = q
+            n_pending += 1
+            continue
+        # 3. the grade levels of the ideal, counted first: the pass brings the query's grades
+        #    into the cache before the gains of the best rows are read from them (without it,
+        #    one row per cache line is read for that)
+        outside = 0
+        ideal_count = min(k_max, m_ideal)
+        presumed, order = ideal.levels_presumed, ideal.level_order
+        if ideal.mode == IDEAL_RECALL:
+            outside = _levels_in_place(
+                level_rows, hist, grade_views, grade_code, s, n, presumed, ideal_count, order
+            )
+        else:
+            if ideal.mode == IDEAL_GLOBAL:
+                outside = _levels_in_place(
+                    level_rows,
+                    hist,
+                    ideal_views,
+                    ideal_code,
+                    si,
+                    m_ideal,
+                    presumed,
+                    ideal_count,
+                    order,
+                )
+            lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
+        if outside:  # grades presumed among the levels are not: the plan is made again
+            return -outside
+        # 4. DCG: gains by rank, summed in rank order
+        _top_gains(gains, grade_views, grade_code, s, at, count, rules)
+        _prefix_sums(sums, gains, count, discount)
+        for j in range(n_cut):
+            dcg_out[j, q] = sums[min(cutoffs[j], n)]
+        # 5. IDCG
+        if ideal.mode == IDEAL_MAX:
+            for j in range(n_cut):
+                idcg_out[j, q] = ideal.max_gain * discount_prefix[cutoffs[j]]
+        elif ideal.mode == IDEAL_LOCAL:
+            for j in range(n_cut):
+                cut = min(cutoffs[j], n)
+                for t in range(cut):
+                    vals[t] = gains[t]
+                _sort_desc(vals, cut)
+                total = 0.0
+                for t in range(cut):
+                    total += vals[t] * discount[t]
+                idcg_out[j, q] = total
+        else:
+            _ideal_gains(vals, level_rows, ideal_count, ideal)
+            _prefix_sums(ideal_sums, vals, ideal_count, discount)
+            for j in range(n_cut):
+                idcg_out[j, q] = ideal_sums[min(cutoffs[j], m_ideal)]
+    return n_pending
+
+
+# ---------------------------------------------------------------------------------------------
 # driver
 
 
@@ -959,8 +1480,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
 
     Returns the number of NaN or infinite scores met (scores are checked as they are loaded,
     not by a separate pass; infinite scores are valid where the caller has checked the column
-    already, as before rounding to float32). A query holding a NaN score is not ranked: its
-    DCG and IDCG are NaN, and the caller raises.
+    already, as before rounding to float32), plus that of grades not among the plan's levels
+    where they are presumed (:class:`Ideal`; scoring stops at the first query holding one).
+    A query holding a NaN score is not ranked: its DCG and IDCG are NaN, and the caller raises.
     The GIL is released, so threads score different query ranges at once. (One function, not a
     driver calling a per-range helper: Numba optimises every compiled function's whole call
     tree again, and the extra level cost seconds of compile.)
@@ -969,7 +1491,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     # fields would be counted references: 0.17 us more a call, 5% of a one-list call)
     offsets, grade_views, grade_code, score_views, score_code, ranked = inputs[0][:6]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
-    discount, discount_prefix, cutoffs, k_max = inputs[2]
+    discount, discount_prefix, cutoffs, k_max, top_path = inputs[2]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     n_cut = cutoffs.size
     whole = False
@@ -980,6 +1502,14 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
         longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
+    # the short-cutoff path first; the queries it leaves (and all, without it) follow here
+    pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
+    n_pending = q1 - q0
+    if top_path:
+        scratch = _top_scratch(longest, k_max, ideal.level_order.size)
+        n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
+        if n_pending < 0:
+            return -n_pending
     cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)
     # scratch, sized for the chunk's longest list
@@ -1000,6 +1530,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     pool = np.empty(size, dtype=np.float64)  # the gains of a tie group
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
     vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)  # ideal gains
+    level_rows = np.empty(ideal.level_order.size, dtype=np.int64)
     hist = np.zeros(4 * max(ideal.level_order.size, 1), dtype=np.int64)
     # DCG by counted ranks ranks nothing: it borrows the ranking's and the prefix sums' buffers
     counting = Counting(
@@ -1020,11 +1551,16 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     by_count = input_order_ties and ideal.mode != IDEAL_LOCAL
     nonfinite = 0
 
-    for q in range(q0, q1):
+    for p in range(n_pending):
+        q = pending[p] if top_path else q0 + p
         s = offsets[q]
         n = offsets[q + 1] - s
         count = n if whole else min(k_max, n)
         _load_grades(grade_views, grade_code, s, n, g)
+        if ideal.levels_presumed:  # grades not scanned: checked before any is used (see Ideal)
+            outside = _outside_levels(g, n, ideal.level_order.size)
+            if outside:
+                return nonfinite + outside
 
         # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
         #    the last selected tie group when positions outside the selection share it. With
@@ -1137,7 +1673,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 _load_grades(ideal_views, ideal_code, si, m, ig)
                 judged = ig
             ideal_count = m if whole else min(k_max, m)
-            _ideal_prefix(ideal_prefix, vals, hist, judged, m, ideal_count, rules, ideal, discount)
+            _ideal_prefix(
+                ideal_prefix, vals, level_rows, hist, judged, m, ideal_count, rules, ideal, discount
+            )
             for j in range(n_cut):
                 idcg_out[j, q] = ideal_prefix[_depth(cutoffs[j], m)]
     return nonfinite
@@ -1158,4 +1696,5 @@ def compiled_codes():
         IDEAL_GLOBAL,
         IDEAL_LOCAL,
         IDEAL_MAX,
+        IDEAL_RECALL,
     )

@@ -1,0 +1,138 @@
+"""The Numba kernel's short-cutoff path: when the plan takes it, what it hands over, its network.
+
+Its numbers are checked against the reference by the property tests (``test_short_cutoffs`` in
+``tests/api/test_properties.py``); here, the parts those cannot see.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+import fastndcg
+from fastndcg._backends import get_backend
+from fastndcg._core.definition import Definition
+from fastndcg._core.layout import build_layout
+
+pytestmark = pytest.mark.numba
+
+
+def _plan(grades, scores, offsets, ideal_grades=None, ideal_offsets=None, **options):
+    backend = get_backend("numba")
+    layout = build_layout(grades, scores, offsets=offsets, backend=backend)
+    definition = Definition.create(backend="numba", **options)
+    return definition.plan(layout, ideal_grades=ideal_grades, ideal_offsets=ideal_offsets)
+
+
+def test_the_sorting_network_sorts_every_input():
+    """A comparator network sorts every input if it sorts every input of zeros and ones."""
+    from fastndcg._backends.numba.score import _sort16
+
+    for bits in range(1 << 16):
+        values = np.array([(bits >> i) & 1 for i in range(16)], dtype=np.float64)
+        expected = -np.sort(-values)
+        _sort16(values)
+        assert np.array_equal(values, expected), bits
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        values = rng.choice([-np.inf, -2.5, -1.0, -0.0, 0.0, 1.0, 7.0, np.inf], 16)
+        expected = -np.sort(-values)
+        _sort16(values)
+        assert np.array_equal(values, expected)
+
+
+GRADES = np.array([0, 2, 1, 0, 4, 3, 0, 1])
+SCORES = np.linspace(1.0, 0.3, 8)
+
+
+@pytest.mark.parametrize(
+    ("grades", "scores", "options", "taken"),
+    [
+        (GRADES, SCORES, dict(k=10), True),
+        (GRADES, SCORES, dict(k=[1, 5, 28], ideal="global"), True),
+        (GRADES, SCORES, dict(k=3, ideal="max", gain="linear"), True),
+        (GRADES * 0.5, SCORES, dict(k=3, ideal="local", gain="linear"), True),
+        (GRADES, SCORES, dict(k=3, gain=lambda g: g * 2.0, ideal="local"), True),
+        (GRADES, SCORES, dict(k=29), False),
+        (GRADES, SCORES, dict(k=[5, None]), False),
+        (GRADES, None, dict(k=5), False),  # ranked lists: nothing to select
+        (GRADES * 0.5, SCORES, dict(k=5, gain="linear"), False),  # IDCG needs a sort
+        (GRADES, SCORES, dict(k=3, gain=lambda g: g * 2.0), False),  # gains precomputed
+    ],
+)
+def test_the_plan_takes_the_path_for_short_cutoffs_and_an_ideal_without_a_sort(
+    grades, scores, options, taken
+):
+    if options.get("ideal") == "global":
+        options = dict(options, ideal_grades=GRADES, ideal_offsets=np.array([0, 8]))
+    assert _plan(grades, scores, np.array([0, 8]), **options).top_path is taken
+
+
+def _served(grades, scores, offsets, **options):
+    """Which queries the path scores itself, and its DCG and IDCG against the general path's."""
+    from fastndcg._backends.numba import score
+    from fastndcg._backends.numba.args import KernelArgs
+
+    plan = _plan(grades, scores, offsets, **options)
+    assert plan.top_path
+    args = KernelArgs.of(plan).packed()
+    n_queries = offsets.size - 1
+    dcg = np.full((plan.cutoffs.size, n_queries), -1.0)
+    idcg = dcg.copy()
+    pending = np.empty(n_queries, dtype=np.int64)
+    longest = int(np.diff(offsets).max())
+    scratch = score._top_scratch(longest, plan.k_max, plan.level_order.size)
+    n_pending = score._top_queries(0, n_queries, args, dcg, idcg, pending, scratch)
+    served = np.setdiff1d(np.arange(n_queries), pending[:n_pending])
+    general = KernelArgs.of(dataclasses.replace(plan, top_path=False)).packed()
+    dcg_general, idcg_general = np.zeros_like(dcg), np.zeros_like(idcg)
+    score.score_queries(0, n_queries, general, dcg_general, idcg_general)
+    for mine, theirs in ((dcg, dcg_general), (idcg, idcg_general)):
+        assert np.array_equal(mine[:, served].view(np.uint64), theirs[:, served].view(np.uint64))
+    return set(served.tolist())
+
+
+def test_queries_the_path_hands_to_the_general_path():
+    """NaN and infinite scores, ties among the best rows (the tie rule decides there), more
+    than 64 rows reaching the bound, and empty lists go to the general path; a tie below the
+    best rows does not."""
+    lists = {
+        "plain": [3.0, 1.0, 2.0, 0.5],
+        "nan": [3.0, np.nan, 2.0, 0.5],
+        "inf": [3.0, np.inf, 2.0, 0.5],
+        "tie in the top": [3.0, 1.0, 3.0, 0.5],
+        "0.0 and -0.0 in the top": [0.0, -1.0, -0.0, -2.0],
+        "tie below the top": [3.0, 1.0, 2.0, 1.0],
+        "empty": [],
+        "many equal maxima": [1.0] * 70,
+    }
+    scores = np.concatenate([np.array(v, dtype=np.float64) for v in lists.values()])
+    offsets = np.concatenate(([0], np.cumsum([len(v) for v in lists.values()])))
+    grades = np.arange(scores.size) % 5
+    served = _served(grades, scores, offsets, k=2, ties="stable")
+    assert served == {0, 5}, [name for q, name in enumerate(lists) if q in served]
+
+
+@pytest.mark.parametrize(
+    ("ideal", "tie", "k"),
+    list(itertools.product(["recall", "local", "max", "global"], ["stable", "average"], [1, 7])),
+)
+def test_the_path_serves_distinct_scores_under_every_ideal(ideal, tie, k):
+    rng = np.random.default_rng(k)
+    offsets = np.array([0, 1, 9, 100, 117], dtype=np.int64)
+    grades = rng.integers(0, 12, offsets[-1]).astype(np.int8)  # beyond 8 levels: a histogram
+    scores = rng.standard_normal(offsets[-1]).astype(np.float32)
+    options = dict(k=[k, 3], ideal=ideal, ties=tie)
+    if ideal == "global":
+        options.update(ideal_grades=grades[::-1].copy(), ideal_offsets=offsets)
+    assert _served(grades, scores, offsets, **options) == {0, 1, 2, 3}
+
+
+def test_a_one_list_scorer_takes_the_path():
+    scorer = fastndcg.Scorer(k=[1, 3])
+    dcg = scorer(GRADES, SCORES)
+    expected = fastndcg.ndcg(GRADES, SCORES, k=[1, 3], backend="numpy").per_query[0]
+    np.testing.assert_allclose(dcg, expected, rtol=1e-15)

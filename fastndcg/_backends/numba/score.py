@@ -1508,7 +1508,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     if top_path:
         scratch = _top_scratch(longest, k_max, ideal.level_order.size)
         n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
-        if n_pending < 0:
+        if n_pending <= 0:  # (0: none left; the general path's scratch is not allocated)
             return -n_pending
     cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)

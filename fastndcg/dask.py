@@ -43,10 +43,10 @@ from fastndcg._scaleout import (
     Planner,
     Totals,
     parquet_paths,
-    require,
     score_whole_files,
     split_query_error,
 )
+from fastndcg._training import require
 
 dd = require("dask.dataframe", "dask")
 

@@ -28,25 +28,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._errors import (
-    BackendUnavailableError,
-    ColumnNotFoundError,
-    FastNDCGError,
-    InputError,
-    InputTypeError,
-    OptionError,
-    OptionTypeError,
-)
+from fastndcg import _errors
 from fastndcg._scaleout import (
     Job,
     Partitioning,
     Planner,
     Totals,
     check_disjoint,
-    require,
     score_whole_files,
     split_query_error,
 )
+from fastndcg._training import require
 
 require("pyspark", "spark")
 from pyspark.errors import PythonException  # noqa: E402
@@ -278,15 +270,8 @@ _WORKER_ERRORS: dict[str, type[Exception]] = {
     "KeyError": KeyError,
     **{
         f"{kind.__module__}.{kind.__qualname__}": kind
-        for kind in (
-            FastNDCGError,
-            OptionError,
-            OptionTypeError,
-            BackendUnavailableError,
-            InputError,
-            InputTypeError,
-            ColumnNotFoundError,
-        )
+        for kind in vars(_errors).values()
+        if isinstance(kind, type) and issubclass(kind, _errors.FastNDCGError)
     },
 }
 _RAISED = re.compile(

@@ -386,12 +386,7 @@ def _noted(exc: FastNDCGError, note: str) -> FastNDCGError:
     else:
         fix = fix + note
     return type(exc)(
-        exc.message,
-        option=exc.option,
-        value=exc.value,
-        where=exc.where,
-        fix=fix,
-        joiner=exc.joiner,
+        exc.message, option=exc.option, value=exc.value, where=exc.where, fix=fix, joiner=exc.joiner
     )
 
 
@@ -647,12 +642,7 @@ def score_whole_files(source: Any, score: Callable[[list[str]], Totals]) -> Tota
 
 
 def score_on_engine(
-    engine: str,
-    source: Any,
-    *,
-    cluster: str | None = None,
-    colocated: bool = False,
-    **options: Any,
+    engine: str, source: Any, *, cluster: str | None = None, colocated: bool = False, **options: Any
 ) -> Totals:
     """Score Parquet predictions on Dask or Spark: what ``fastndcg score --engine`` runs.
 

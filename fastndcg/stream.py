@@ -97,12 +97,7 @@ class StreamScorer:
     """
 
     def __init__(
-        self,
-        *,
-        qid: str = "qid",
-        grade: str = "grade",
-        score: str | None = "score",
-        **options: Any,
+        self, *, qid: str = "qid", grade: str = "grade", score: str | None = "score", **options: Any
     ) -> None:
         self.columns = stream_columns(qid, grade, score)
         ours, data = split_options(options, "StreamScorer()", data_options(STREAM))

@@ -32,12 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._compare.explanation import (
-    ListExplanation,
-    QueryExplanation,
-    cut_at,
-    json_value,
-)
+from fastndcg._compare.explanation import ListExplanation, QueryExplanation, cut_at, json_value
 from fastndcg._contract import Backend, Plan
 from fastndcg._contract import codes as C
 from fastndcg._core.definition import Definition
@@ -507,11 +502,7 @@ def explain_systems(
             i0, i1 = int(prepared.plan.ideal_offsets[p]), int(prepared.plan.ideal_offsets[p + 1])
             if len(ideal_docs) != i1 - i0:
                 ideal_docs = None  # not the judgment list the plan holds: shown without ids
-        values = (
-            float(result.dcg[q, j]),
-            float(result.idcg[q, j]),
-            float(result.per_query[q, j]),
-        )
+        values = (float(result.dcg[q, j]), float(result.idcg[q, j]), float(result.per_query[q, j]))
         ties = "ranked input" if prepared.layout.scores is None else prepared.definition.ties
         lists.append(
             explain_plan(

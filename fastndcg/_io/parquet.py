@@ -115,10 +115,7 @@ _WRITE_THE_COLUMN = "every file needs it: write {name!r} into that file, or leav
 
 
 def _require(
-    roles: Mapping[str, str | None],
-    names: list[str],
-    where: str,
-    fix: str | Mapping[str, str],
+    roles: Mapping[str, str | None], names: list[str], where: str, fix: str | Mapping[str, str]
 ) -> None:
     given = [(role, name) for role, name in roles.items() if name is not None]
     missing = [(role, name) for role, name in given if name not in names]

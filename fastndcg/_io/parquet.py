@@ -27,8 +27,6 @@ if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid o
 
 
 LARGEST_BATCH = (1 << 31) - 1  # Arrow's batch size is an int32
-
-
 _PREFETCH = 2  # batches decoded (or being decoded) while the current one is scored
 
 
@@ -339,8 +337,6 @@ def _own_reader(fragment: Any, file_format: Any) -> bool:
 # the dataset format's options that ParquetFile takes too, by where they are kept; which exist
 # depends on the pyarrow version
 _READ_OPTIONS = ("binary_type", "list_type", "coerce_int96_timestamp_unit")
-
-
 _SCAN_OPTIONS = (
     "decryption_properties",
     "thrift_string_size_limit",

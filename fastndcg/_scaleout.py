@@ -301,7 +301,10 @@ class Planner:
         """Check the call ``per_query(frame, **kwargs)``, then lay out its tasks."""
         call = self.signature.bind(frame, **kwargs)
         call.apply_defaults()
-        arguments = call.arguments
+        return self.planned(frame, call.arguments)
+
+    def planned(self, frame: Any, arguments: Mapping[str, Any]) -> Any:
+        """:meth:`plan` of ``per_query``'s own arguments (its ``locals()``: ``options`` a dict)."""
         if not self.is_frame(frame):
             raise InputTypeError(
                 f"expected {self.frame}; got {type(frame).__name__}",

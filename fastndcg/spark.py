@@ -99,18 +99,7 @@ def per_query(
         Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
         (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
     """
-    job, rows, qid_type = _PLANNER.plan(
-        df,
-        qid=qid,
-        grade=grade,
-        score=score,
-        k=k,
-        colocated=colocated,
-        validate=validate,
-        num_partitions=num_partitions,
-        n_threads=n_threads,
-        **options,
-    )
+    job, rows, qid_type = _PLANNER.planned(df, locals())
     schema = from_arrow_schema(job.output_schema(qid_type))
     return rows.mapInArrow(functools.partial(_score_batches, job), schema)
 

@@ -22,7 +22,6 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,6 @@ from fastndcg._core.aggregate import round_half_even, tool_mean
 from fastndcg._core.options import SCALEOUT, data_options, option, parse, split_options
 from fastndcg._core.vocabulary import ENGINES, TOOL_AGGREGATES, listed, plain
 from fastndcg._errors import (
-    BackendUnavailableError,
     ColumnNotFoundError,
     FastNDCGError,
     InputError,
@@ -48,18 +46,6 @@ from fastndcg.stream import StreamScorer, stream_columns
 
 # Tie rules whose result does not depend on the order of the rows inside a query.
 ORDER_FREE_TIES = ("average", "pessimistic", "optimistic")
-
-
-def require(module: str, extra: str) -> ModuleType:
-    """Import ``module`` for ``fastndcg.<extra>``, or say which extra installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"fastndcg.{extra} needs {module}, which cannot be imported ({exc})",
-            value=module,
-            fix=f"install it with pip install 'fastndcg[{extra}]'",
-        ) from exc
 
 
 def _type_fault(kind: pa.DataType, role: str) -> str | None:
@@ -315,7 +301,10 @@ class Planner:
         """Check the call ``per_query(frame, **kwargs)``, then lay out its tasks."""
         call = self.signature.bind(frame, **kwargs)
         call.apply_defaults()
-        arguments = call.arguments
+        return self.planned(frame, call.arguments)
+
+    def planned(self, frame: Any, arguments: Mapping[str, Any]) -> Any:
+        """:meth:`plan` of ``per_query``'s own arguments (its ``locals()``: ``options`` a dict)."""
         if not self.is_frame(frame):
             raise InputTypeError(
                 f"expected {self.frame}; got {type(frame).__name__}",
@@ -400,12 +389,7 @@ def _noted(exc: FastNDCGError, note: str) -> FastNDCGError:
     else:
         fix = fix + note
     return type(exc)(
-        exc.message,
-        option=exc.option,
-        value=exc.value,
-        where=exc.where,
-        fix=fix,
-        joiner=exc.joiner,
+        exc.message, option=exc.option, value=exc.value, where=exc.where, fix=fix, joiner=exc.joiner
     )
 
 
@@ -661,12 +645,7 @@ def score_whole_files(source: Any, score: Callable[[list[str]], Totals]) -> Tota
 
 
 def score_on_engine(
-    engine: str,
-    source: Any,
-    *,
-    cluster: str | None = None,
-    colocated: bool = False,
-    **options: Any,
+    engine: str, source: Any, *, cluster: str | None = None, colocated: bool = False, **options: Any
 ) -> Totals:
     """Score Parquet predictions on Dask or Spark: what ``fastndcg score --engine`` runs.
 

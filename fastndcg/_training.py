@@ -1,5 +1,7 @@
 """What the training-loop integrations share: their options checked once, and their names.
 
+:func:`require` imports the library of an optional integration (Dask and Spark's too).
+
 :mod:`fastndcg.torch`, :mod:`fastndcg.lightgbm`, :mod:`fastndcg.xgboost` and
 :mod:`fastndcg.sklearn` each hand a training library a metric that calls :func:`fastndcg.ndcg`
 on every evaluation. :class:`TrainingDefinition` checks the options when that metric is made,

@@ -43,10 +43,10 @@ from fastndcg._scaleout import (
     Planner,
     Totals,
     parquet_paths,
-    require,
     score_whole_files,
     split_query_error,
 )
+from fastndcg._training import require
 
 dd = require("dask.dataframe", "dask")
 
@@ -104,18 +104,7 @@ def per_query(
         Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
         (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
     """
-    plan = _PLANNER.plan(
-        ddf,
-        qid=qid,
-        grade=grade,
-        score=score,
-        k=k,
-        colocated=colocated,
-        validate=validate,
-        npartitions=npartitions,
-        n_threads=n_threads,
-        **options,
-    )
+    plan = _PLANNER.planned(ddf, locals())
     if plan.check == "ranges":  # every partition waits for the range check of all of them
         gate = _totals(plan.scored, plan.job, disjoint=True)
         return plan.scored.map_partitions(

@@ -28,25 +28,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from fastndcg._errors import (
-    BackendUnavailableError,
-    ColumnNotFoundError,
-    FastNDCGError,
-    InputError,
-    InputTypeError,
-    OptionError,
-    OptionTypeError,
-)
+from fastndcg import _errors
 from fastndcg._scaleout import (
     Job,
     Partitioning,
     Planner,
     Totals,
     check_disjoint,
-    require,
     score_whole_files,
     split_query_error,
 )
+from fastndcg._training import require
 
 require("pyspark", "spark")
 from pyspark.errors import PythonException  # noqa: E402
@@ -107,18 +99,7 @@ def per_query(
         Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
         (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
     """
-    job, rows, qid_type = _PLANNER.plan(
-        df,
-        qid=qid,
-        grade=grade,
-        score=score,
-        k=k,
-        colocated=colocated,
-        validate=validate,
-        num_partitions=num_partitions,
-        n_threads=n_threads,
-        **options,
-    )
+    job, rows, qid_type = _PLANNER.planned(df, locals())
     schema = from_arrow_schema(job.output_schema(qid_type))
     return rows.mapInArrow(functools.partial(_score_batches, job), schema)
 
@@ -278,15 +259,8 @@ _WORKER_ERRORS: dict[str, type[Exception]] = {
     "KeyError": KeyError,
     **{
         f"{kind.__module__}.{kind.__qualname__}": kind
-        for kind in (
-            FastNDCGError,
-            OptionError,
-            OptionTypeError,
-            BackendUnavailableError,
-            InputError,
-            InputTypeError,
-            ColumnNotFoundError,
-        )
+        for kind in vars(_errors).values()
+        if isinstance(kind, type) and issubclass(kind, _errors.FastNDCGError)
     },
 }
 _RAISED = re.compile(

@@ -97,12 +97,7 @@ class StreamScorer:
     """
 
     def __init__(
-        self,
-        *,
-        qid: str = "qid",
-        grade: str = "grade",
-        score: str | None = "score",
-        **options: Any,
+        self, *, qid: str = "qid", grade: str = "grade", score: str | None = "score", **options: Any
     ) -> None:
         self.columns = stream_columns(qid, grade, score)
         ours, data = split_options(options, "StreamScorer()", data_options(STREAM))
@@ -178,14 +173,9 @@ class StreamScorer:
 
     def empty(self) -> pa.RecordBatch:
         """A result batch with no rows (the output schema)."""
-        qid_type = self._qid_type or pa.int64()
-        arrays = [pa.array([], type=qid_type), pa.array([], type=pa.int64())]
-        names = ["query_id", "n_items"]
-        for k in self.definition.cutoffs:
-            for measure in ("ndcg", "dcg", "idcg"):
-                arrays.append(pa.array([], type=pa.float64()))
-                names.append(f"{measure}{cutoff_label(k)}")
-        return pa.record_batch(arrays, names=names)
+        none = np.zeros((0, len(self.definition.cutoffs)))
+        ids = pa.array([], type=self._qid_type or pa.int64())
+        return self._results(ids, np.zeros(0, dtype=np.int64), none, none, none)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -312,7 +302,11 @@ class StreamScorer:
         )
         dcg, idcg = self.definition.score(layout, judgments=self._judgments, row_base=first_row)
         ndcg = self.definition.per_query(query_ids, dcg, idcg)
-        arrays = [ids, pa.array(np.diff(offsets))]
+        return self._results(ids, np.diff(offsets), ndcg, dcg, idcg)
+
+    def _results(self, ids: pa.Array, n_items, ndcg, dcg, idcg) -> pa.RecordBatch:
+        """Per-query results: ids, row counts, then NDCG, DCG and IDCG of every cutoff."""
+        arrays = [ids, pa.array(n_items)]
         names = ["query_id", "n_items"]
         for j, k in enumerate(self.definition.cutoffs):
             for measure, values in (("ndcg", ndcg), ("dcg", dcg), ("idcg", idcg)):

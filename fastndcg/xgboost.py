@@ -107,10 +107,7 @@ class _EvalMetric:
             )
         weights = data.get_weight()
         result = self.definition.score(
-            data.get_label(),
-            predt,
-            offsets=offsets,
-            weights=weights if weights.size else None,
+            data.get_label(), predt, offsets=offsets, weights=weights if weights.size else None
         )
         names = self.definition.names
         values = [(name, float(value)) for name, value in zip(names, result.mean, strict=True)]

@@ -31,13 +31,7 @@ from typing import Any
 from fastndcg._compare.explain import RunSource, TableSource
 from fastndcg._compare.report import PairedComparison
 from fastndcg._compare.runs import check_baseline, compare, comparison_options
-from fastndcg._core.options import (
-    COMPARE_OPTIONS,
-    RUN,
-    TABLE,
-    data_options,
-    split_options,
-)
+from fastndcg._core.options import COMPARE_OPTIONS, RUN, TABLE, data_options, split_options
 from fastndcg._errors import (
     COMMAND,
     PYTHON,

@@ -116,9 +116,7 @@ class OrderStatistics:
             self._counts[column] += np.bincount(digits.astype(np.intp), minlength=_DIGITS)
 
     def select(
-        self,
-        wanted: list[tuple[int, int]],
-        replay: Callable[[Callable[[np.ndarray], None]], None],
+        self, wanted: list[tuple[int, int]], replay: Callable[[Callable[[np.ndarray], None]], None]
     ) -> list[float]:
         """The values of rank ``rank`` (0: the smallest) of ``column``, for each pair wanted.
 

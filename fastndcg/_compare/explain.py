@@ -32,12 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._compare.explanation import (
-    ListExplanation,
-    QueryExplanation,
-    cut_at,
-    json_value,
-)
+from fastndcg._compare.explanation import ListExplanation, QueryExplanation, cut_at, json_value
 from fastndcg._contract import Backend, Plan
 from fastndcg._contract import codes as C
 from fastndcg._core.definition import Definition
@@ -54,10 +49,7 @@ from fastndcg._presets.apply import resolve
 
 def _tie_groups(ranked_scores: np.ndarray) -> np.ndarray:
     """Group number of every rank: ranks with equal scores next to each other share one."""
-    n = ranked_scores.size
-    if n == 0:
-        return np.arange(0)
-    starts = np.ones(n, dtype=bool)
+    starts = np.ones(ranked_scores.size, dtype=bool)
     starts[1:] = ranked_scores[1:] != ranked_scores[:-1]
     return np.cumsum(starts) - 1
 
@@ -129,7 +121,7 @@ def explain_plan(
             if average
             else float(np.mean(ranked_gains[group == g])),
         }
-        for g, first in _group_starts(group, sizes)
+        for g, first in _group_starts(sizes)
     ]
     ideal = _ideal_rows(
         plan, q, k, ranked_gains, used, group, sizes, order, docs, ideal_docs, grades, ideal_gains
@@ -153,17 +145,15 @@ def _last(values: np.ndarray) -> float:
     return float(values[-1]) if values.size else 0.0
 
 
-def _group_starts(group: np.ndarray, sizes: np.ndarray) -> list[tuple[int, int]]:
+def _group_starts(sizes: np.ndarray) -> list[tuple[int, int]]:
     """(group, first rank index) of every group of two or more."""
-    if group.size == 0:
-        return []
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    return [(int(group[i]), int(i)) for i in starts if sizes[group[i]] > 1]
+    firsts = np.cumsum(sizes) - sizes
+    return [(int(g), int(firsts[g])) for g in np.flatnonzero(sizes > 1)]
 
 
 def _group_labels(group: np.ndarray, sizes: np.ndarray) -> list[str]:
     labels = [""] * group.size
-    for number, (g, first) in enumerate(_group_starts(group, sizes), start=1):
+    for number, (g, first) in enumerate(_group_starts(sizes), start=1):
         for r in range(first, first + int(sizes[g])):
             labels[r] = f"T{number}"
     return labels
@@ -507,11 +497,7 @@ def explain_systems(
             i0, i1 = int(prepared.plan.ideal_offsets[p]), int(prepared.plan.ideal_offsets[p + 1])
             if len(ideal_docs) != i1 - i0:
                 ideal_docs = None  # not the judgment list the plan holds: shown without ids
-        values = (
-            float(result.dcg[q, j]),
-            float(result.idcg[q, j]),
-            float(result.per_query[q, j]),
-        )
+        values = (float(result.dcg[q, j]), float(result.idcg[q, j]), float(result.per_query[q, j]))
         ties = "ranked input" if prepared.layout.scores is None else prepared.definition.ties
         lists.append(
             explain_plan(

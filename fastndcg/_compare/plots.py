@@ -23,12 +23,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._compare.multitest import CORRECTION_NAMES
-from fastndcg._core.options.comparing import (
-    PLOT_KINDS,
-    compared_cutoff,
-    parse_compare,
-    parse_view,
-)
+from fastndcg._core.options.comparing import PLOT_KINDS, compared_cutoff, parse_compare, parse_view
 from fastndcg._errors import OptionError
 
 KINDS = PLOT_KINDS

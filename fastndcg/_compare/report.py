@@ -527,13 +527,7 @@ class PairedComparison:
         return [r for r in self.rows if r["significant"] and r["delta"] < 0]
 
     # ---- one query ----------------------------------------------------------------------
-    def explain(
-        self,
-        query_id: Any,
-        *,
-        k: Any = ...,
-        systems: Any = None,
-    ) -> Any:
+    def explain(self, query_id: Any, *, k: Any = ..., systems: Any = None) -> Any:
         """Why query ``query_id`` scored as it did: each system's ranked list, side by side.
 
         Shows, for each system, the ranked list (rank, document id where known, score,

@@ -23,11 +23,7 @@ from fastndcg._compare.multitest import adjust
 from fastndcg._compare.report import COLUMNS, SYSTEM_COLUMNS, PairedComparison
 from fastndcg._contract import Backend
 from fastndcg._core.options import COMPARE_OPTIONS, parse, parse_compare
-from fastndcg._errors import (
-    InputError,
-    InputTypeError,
-    OptionError,
-)
+from fastndcg._errors import InputError, InputTypeError, OptionError
 from fastndcg._result import NDCGResult
 
 

@@ -27,8 +27,6 @@ if TYPE_CHECKING:  # pyarrow.dataset imports pandas: a fifth of a second, paid o
 
 
 LARGEST_BATCH = (1 << 31) - 1  # Arrow's batch size is an int32
-
-
 _PREFETCH = 2  # batches decoded (or being decoded) while the current one is scored
 
 
@@ -115,10 +113,7 @@ _WRITE_THE_COLUMN = "every file needs it: write {name!r} into that file, or leav
 
 
 def _require(
-    roles: Mapping[str, str | None],
-    names: list[str],
-    where: str,
-    fix: str | Mapping[str, str],
+    roles: Mapping[str, str | None], names: list[str], where: str, fix: str | Mapping[str, str]
 ) -> None:
     given = [(role, name) for role, name in roles.items() if name is not None]
     missing = [(role, name) for role, name in given if name not in names]
@@ -342,8 +337,6 @@ def _own_reader(fragment: Any, file_format: Any) -> bool:
 # the dataset format's options that ParquetFile takes too, by where they are kept; which exist
 # depends on the pyarrow version
 _READ_OPTIONS = ("binary_type", "list_type", "coerce_int96_timestamp_unit")
-
-
 _SCAN_OPTIONS = (
     "decryption_properties",
     "thrift_string_size_limit",

@@ -30,23 +30,11 @@ from fastndcg._errors import ColumnNotFoundError, InputError, InputTypeError
 from fastndcg._io.arrow import as_arrow
 
 QRELS_COLUMNS = ("qid", "iteration", "docid", "grade")
-
-
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
-
-
 _SNIFF_BYTES = 1 << 16
-
-
 _BLOCK_BYTES = 1 << 22  # the CSV reader's blocks: enough of them to keep every thread busy
-
-
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
 _BOM = b"\xef\xbb\xbf"
-
-
 _HASH = ord("#")
 
 

@@ -287,11 +287,7 @@ def score_on_engine_sources(args: argparse.Namespace, given: set[str]) -> list[t
 
 # how files are read, by name (pyarrow's CSV reader decompresses the compressed ones itself)
 _DELIMITERS = {".csv": ",", ".tsv": "\t", ".txt": "\t"}
-
-
 _COMPRESSIONS = (".gz", ".bz2", ".lz4", ".zst")
-
-
 _NAMING = (
     "files are read by name: .csv as comma-separated, .tsv and .txt as tab-separated "
     f"(compressed when the name then ends in {', '.join(_COMPRESSIONS)}), anything else as "
@@ -315,7 +311,6 @@ def check_parquet(path: Path) -> None:
 
 def read_delimited(path: Path, delimiter: str) -> Any:
     """A CSV or TSV file as an Arrow table; errors name the file."""
-    import pyarrow as pa
     import pyarrow.csv as pacsv
 
     if not path.exists():

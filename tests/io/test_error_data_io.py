@@ -286,7 +286,7 @@ def test_partition_errors_keep_class_and_data():
 
 
 def test_a_missing_engine_is_an_import_error():
-    from fastndcg._scaleout import require
+    from fastndcg._training import require
 
     exc = raised(require, "fastndcg_no_such_module", "dask")
     assert type(exc) is BackendUnavailableError and isinstance(exc, ImportError)
@@ -375,7 +375,8 @@ def test_compare_definitions_option_errors():
 
 
 def test_errors_round_trip_through_pickle(tmp_path):
-    from fastndcg._scaleout import require, split_query_error
+    from fastndcg._scaleout import split_query_error
+    from fastndcg._training import require
 
     pq.write_to_dataset(TABLE, tmp_path / "hive", partition_cols=["qid"])
     errors = [

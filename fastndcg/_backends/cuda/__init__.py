@@ -42,13 +42,12 @@ on the device.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import numpy as np
 
 from fastndcg._backends.cuda.memory import on_cuda_device
-from fastndcg._contract import Columns, ColumnStats, DocumentIds, Plan
+from fastndcg._contract import Columns, ColumnStats, Plan
 
 
 class CudaUnavailable(ImportError):
@@ -103,6 +102,18 @@ def import_cuda() -> Any:
     return cuda
 
 
+def on_host(operation: str, why: str) -> Any:
+    """A method of :class:`CudaBackend` handing ``operation`` to the host backend unchanged."""
+
+    def delegate(self: CudaBackend, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.host, operation)(*args, **kwargs)
+
+    delegate.__name__ = operation
+    delegate.__qualname__ = f"CudaBackend.{operation}"
+    delegate.__doc__ = f"On the host ({why}); see :meth:`fastndcg._contract.Backend.{operation}`."
+    return delegate
+
+
 class CudaBackend:
     """numba-cuda kernels on the current CUDA device (see :mod:`fastndcg._backends.cuda`).
 
@@ -134,13 +145,8 @@ class CudaBackend:
         name = self._cuda.get_current_device().name
         return name.decode() if isinstance(name, bytes) else str(name)
 
-    def threads(self, n_threads: int | None) -> contextlib.AbstractContextManager[None]:
-        """``n_threads`` applies to the host operations (checked as the host backend does)."""
-        return self.host.threads(n_threads)
-
-    def thread_ceiling(self) -> int | None:
-        """The host backend's."""
-        return self.host.thread_ceiling()
+    threads = on_host("threads", "``n_threads`` applies to the host operations")
+    thread_ceiling = on_host("thread_ceiling", "the host backend's")
 
     # -- scoring -----------------------------------------------------------------------------
 
@@ -170,53 +176,13 @@ class CudaBackend:
 
     # -- on the host -------------------------------------------------------------------------
 
-    def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """On the host (one query, for explanations)."""
-        return self.host.rank_query(plan, query)
-
-    def run_bounds(self, ids: np.ndarray) -> np.ndarray:
-        """On the host (query ids are grouped there)."""
-        return self.host.run_bounds(ids)
-
-    def stray_whitespace(self, data: np.ndarray, separator: int, other: int) -> bool:
-        """On the host (TREC files are read there)."""
-        return self.host.stray_whitespace(data, separator, other)
-
-    def document_ids(self, judged: Any, run: Any, ordered: bool) -> tuple[DocumentIds, DocumentIds]:
-        """On the host (the TREC join runs there)."""
-        return self.host.document_ids(judged, run, ordered)
-
-    def match_judgments(
-        self,
-        offsets: np.ndarray,
-        order: np.ndarray | None,
-        ids: DocumentIds,
-        judged_offsets: np.ndarray,
-        judged_rows: np.ndarray,
-        judged_ids: DocumentIds,
-        judged_labels: np.ndarray,
-    ) -> tuple[np.ndarray, int]:
-        """On the host (the TREC join runs there)."""
-        return self.host.match_judgments(
-            offsets, order, ids, judged_offsets, judged_rows, judged_ids, judged_labels
-        )
-
-    def docid_ranks(
-        self, offsets: np.ndarray, order: np.ndarray | None, ids: DocumentIds, scores: np.ndarray
-    ) -> np.ndarray:
-        """On the host (the TREC join runs there)."""
-        return self.host.docid_ranks(offsets, order, ids, scores)
-
-    def first_ranked(
-        self,
-        offsets: np.ndarray,
-        order: np.ndarray | None,
-        scores: np.ndarray,
-        tie_key: np.ndarray | None,
-        max_docs: int,
-    ) -> np.ndarray:
-        """On the host (the TREC join runs there)."""
-        return self.host.first_ranked(offsets, order, scores, tie_key, max_docs)
+    rank_query = on_host("rank_query", "one query, for explanations")
+    run_bounds = on_host("run_bounds", "query ids are grouped there")
+    stray_whitespace = on_host("stray_whitespace", "TREC files are read there")
+    document_ids = on_host("document_ids", "the TREC join runs there")
+    match_judgments = on_host("match_judgments", "the TREC join runs there")
+    docid_ranks = on_host("docid_ranks", "the TREC join runs there")
+    first_ranked = on_host("first_ranked", "the TREC join runs there")
 
     def signflip_sums(
         self,

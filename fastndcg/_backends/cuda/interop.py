@@ -52,11 +52,7 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class _DLManagedTensor(ctypes.Structure):
-    _fields_ = (
-        ("dl_tensor", _DLTensor),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", _DELETER),
-    )
+    _fields_ = (("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER))
 
 
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer

@@ -25,14 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from fastndcg._backends.cuda.common import (
-    CAP,
-    MODE_RANK,
-    THREADS,
-    key_before,
-    row_before,
-    sort_key,
-)
+from fastndcg._backends.cuda.common import CAP, MODE_RANK, THREADS, key_before, row_before, sort_key
 
 _INF = np.inf
 _MAX_KEY = np.uint64(0xFFFFFFFFFFFFFFFF)

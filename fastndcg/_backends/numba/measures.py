@@ -1,0 +1,336 @@
+"""Numba kernel: the measures beside NDCG (P, R, AP, RR, bpref, RBP, ERR, ...) of every query.
+
+One ranking per query serves every measure of the call: the query's rows are ranked once (score
+descending, ties by the plan's rule) and each measure reads the ranked labels. A label is the
+row's judgment grade, NaN when the document has no judgment; a measure that divides by the
+number of relevant judgments ``R`` (recall, AP, R-Prec, bpref, IPrec, F1) gives NaN when
+``R = 0``, and the core applies the definition's rule for such queries.
+
+The kernel takes plain tuples (``MeasureArgs``), no Python objects, and never raises; every
+helper it calls lives in this file (Numba's cache notices changes to this file only). Sums run
+left to right over the ranks, as the NumPy twin's prefix sums do, so both backends give the
+same bits; each query is computed by the same serial code whatever chunk it falls in, so
+results do not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from fastndcg._contract.codes import (
+    M_AP,
+    M_BPREF,
+    M_CHOICE,
+    M_CHOICE2,
+    M_COUNTS,
+    M_CUTOFF,
+    M_ERR,
+    M_F1,
+    M_IPREC,
+    M_JUDGED,
+    M_KIND,
+    M_NUM_Q,
+    M_NUM_REL,
+    M_NUM_REL_RET,
+    M_NUM_RET,
+    M_P,
+    M_R,
+    M_RBP,
+    M_RBP_RESID,
+    M_RPREC,
+    M_RR,
+    M_SUCCESS,
+    M_UNJUDGED,
+    SPLITMIX_GOLDEN,
+    SPLITMIX_MIX1,
+    SPLITMIX_MIX2,
+    TIE_KEY,
+    TIE_OPTIMISTIC,
+    TIE_PESSIMISTIC,
+    TIE_RANDOM,
+)
+
+_GOLDEN = np.uint64(SPLITMIX_GOLDEN)
+_MIX1 = np.uint64(SPLITMIX_MIX1)
+_MIX2 = np.uint64(SPLITMIX_MIX2)
+
+
+class MeasureArgs(NamedTuple):
+    """The kernel's inputs (see :class:`fastndcg._contract.MeasurePlan`), in one plain tuple."""
+
+    offsets: np.ndarray
+    scores: np.ndarray  # float64; empty when rows come ranked
+    ranked: bool
+    labels: np.ndarray
+    tie_mode: int
+    tie_key: np.ndarray
+    seed: np.uint64
+    measures: np.ndarray
+    params: np.ndarray
+    relevant: np.ndarray
+    nonrelevant: np.ndarray
+    top_grade: np.ndarray
+    err_stop: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def _random_key(seed, row):
+    z = seed + np.uint64(row) * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _rank(order, s, n, args):
+    """Fill ``order[:n]`` with the query's row offsets in rank order.
+
+    Score descending; ties by the rule's key first (a stable sort by key, then a stable sort by
+    score keeps the key's order among equal scores), else in input order.
+    """
+    if args.ranked:
+        for i in range(n):
+            order[i] = i
+        return
+    mode = args.tie_mode
+    if mode == TIE_KEY or mode == TIE_RANDOM or mode == TIE_PESSIMISTIC or mode == TIE_OPTIMISTIC:
+        if mode == TIE_KEY:
+            first = np.argsort(args.tie_key[s : s + n], kind="mergesort")
+        elif mode == TIE_RANDOM:
+            keys = np.empty(n, dtype=np.uint64)
+            for i in range(n):
+                keys[i] = _random_key(args.seed, s + i)
+            first = np.argsort(keys, kind="mergesort")
+        else:
+            grades = np.empty(n)
+            sign = 1.0 if mode == TIE_PESSIMISTIC else -1.0
+            for i in range(n):
+                label = args.labels[s + i]
+                grades[i] = sign * (label if label > 0.0 else 0.0)
+            first = np.argsort(grades, kind="mergesort")
+        negated = np.empty(n)
+        for i in range(n):
+            negated[i] = -args.scores[s + first[i]]
+        then = np.argsort(negated, kind="mergesort")
+        for i in range(n):
+            order[i] = first[then[i]]
+        return
+    negated = np.empty(n)
+    for i in range(n):
+        negated[i] = -args.scores[s + i]
+    by_score = np.argsort(negated, kind="mergesort")
+    for i in range(n):
+        order[i] = by_score[i]
+
+
+@njit(cache=True, inline="always")
+def _depth(cutoff, n):
+    return n if cutoff < 0 or cutoff > n else cutoff
+
+
+@njit(cache=True)
+def _hits(ranked, depth, level):
+    count = 0
+    for i in range(depth):
+        if ranked[i] >= level:  # NaN (no judgment) is never relevant
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _average_precision(ranked, depth, level):
+    total = 0.0
+    found = 0
+    for i in range(depth):
+        if ranked[i] >= level:
+            found += 1
+            total += found / (i + 1)
+    return total
+
+
+@njit(cache=True)
+def _bpref(ranked, n, level, big_r, big_n, skip_negative, nan_without_nonrelevant):
+    total = 0.0
+    above = 0  # judged non-relevant documents ranked above
+    for i in range(n):
+        label = ranked[i]
+        if label != label or (label < 0.0 and skip_negative):
+            continue
+        if label < level:
+            above += 1
+        elif nan_without_nonrelevant and big_n == 0:
+            total += math.nan
+        elif above == 0:
+            total += 1.0
+        else:
+            total += 1.0 - min(above, big_r) / min(big_n, big_r)
+    return total
+
+
+@njit(cache=True)
+def _rbp(ranked, depth, level, p, gain_rule, top_grade):
+    scale = top_grade if top_grade > 1.0 else 1.0
+    total = 0.0
+    weight = 1.0  # p ** i, by repeated products (the twin's cumulative product)
+    for i in range(depth):
+        label = ranked[i]
+        gain = 0.0
+        if label >= 0.0:
+            if gain_rule == 0:
+                gain = label / scale
+            elif label >= level:
+                gain = label if gain_rule == 1 else 1.0
+        total += gain * weight
+        weight *= p
+    return (1.0 - p) * total
+
+
+@njit(cache=True)
+def _rbp_residual(ranked, n, p):
+    unjudged = 0.0
+    weight = 1.0
+    seen = False
+    for i in range(n):
+        label = ranked[i]
+        if not label >= 0.0:
+            unjudged += weight
+            seen = True
+        weight *= p
+    if not seen:
+        return 0.0  # trec_eval sets it only when a retrieved document is unjudged
+    return weight + (1.0 - p) * unjudged
+
+
+@njit(cache=True)
+def _err(ranked, depth, stop_of):
+    total = 0.0
+    looking = 1.0  # the probability that the user reaches this rank
+    for i in range(depth):
+        label = ranked[i]
+        stop = stop_of[int(label)] if label > 0.0 else 0.0
+        total += looking * stop / (i + 1)
+        looking *= 1.0 - stop
+    return total
+
+
+@njit(cache=True)
+def _iprec(ranked, n, level, big_r, recall, rounding):
+    if rounding == 0:
+        needed = int(math.floor(recall * big_r + 0.5))
+    else:
+        needed = int(recall * big_r + 0.9)
+    if n == 0 or needed > _hits(ranked, n, level):
+        return 0.0
+    best = 0.0
+    found = 0
+    for i in range(n):
+        if ranked[i] >= level:
+            found += 1
+        if found >= needed:
+            precision = found / (i + 1)
+            if precision > best:
+                best = precision
+    return best
+
+
+@njit(cache=True)
+def _judged(ranked, depth, nonnegative):
+    count = 0
+    for i in range(depth):
+        label = ranked[i]
+        if label >= 0.0 or (not nonnegative and label == label):
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _measure(ranked, n, j, q, args):
+    """Measure ``j`` of query ``q`` from its ranked labels ``ranked[:n]``."""
+    row = args.measures[j]
+    kind = row[M_KIND]
+    cutoff = row[M_CUTOFF]
+    choice = row[M_CHOICE]
+    level = args.params[j, 1]
+    depth = _depth(cutoff, n)
+    big_r = args.relevant[q, row[M_COUNTS]]
+    if kind == M_NUM_Q:
+        return 1.0
+    if kind == M_NUM_RET:
+        return float(depth)
+    if kind == M_NUM_REL:
+        return float(big_r)
+    if kind == M_NUM_REL_RET:
+        return float(_hits(ranked, depth, level))
+    if kind == M_P:
+        slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
+        return _hits(ranked, depth, level) / slots if slots > 0 else 0.0
+    if kind == M_RR:
+        for i in range(depth):
+            if ranked[i] >= level:
+                return 1.0 / (i + 1)
+        return 0.0
+    if kind == M_SUCCESS:
+        return 1.0 if _hits(ranked, depth, level) > 0 else 0.0
+    if kind == M_RBP:
+        return _rbp(ranked, depth, level, args.params[j, 0], choice, args.top_grade[q])
+    if kind == M_RBP_RESID:
+        return _rbp_residual(ranked, n, args.params[j, 0])
+    if kind == M_ERR:
+        return _err(ranked, depth, args.err_stop)
+    if kind == M_JUDGED:
+        slots = depth if choice == 0 else (n if cutoff < 0 else cutoff)
+        return _judged(ranked, depth, row[M_CHOICE2] == 1) / slots if slots > 0 else 0.0
+    if kind == M_UNJUDGED:
+        slots = n if cutoff < 0 else cutoff
+        return (depth - _judged(ranked, depth, True)) / slots if slots > 0 else 0.0
+    # the measures dividing by R: NaN for the core's no-relevant rule when R = 0
+    if big_r == 0:
+        return math.nan
+    if kind == M_R:
+        return _hits(ranked, depth, level) / (
+            big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff)
+        )
+    if kind == M_F1:
+        p_slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
+        hits = _hits(ranked, depth, level)
+        precision = hits / p_slots if p_slots > 0 else 0.0
+        recall = hits / (big_r if row[M_CHOICE2] == 0 or cutoff < 0 else min(big_r, cutoff))
+        if precision + recall == 0.0:
+            return 0.0
+        return 2.0 * precision * recall / (precision + recall)
+    if kind == M_AP:
+        total = _average_precision(ranked, depth, level)
+        return total / (big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff))
+    if kind == M_RPREC:
+        return _hits(ranked, min(big_r, n), level) / big_r
+    if kind == M_BPREF:
+        big_n = args.nonrelevant[q, row[M_COUNTS]]
+        total = _bpref(ranked, n, level, big_r, big_n, row[M_CHOICE2] == 0, choice == 1)
+        return total / big_r
+    if kind == M_IPREC:
+        return _iprec(ranked, n, level, big_r, args.params[j, 0], choice)
+    return math.nan
+
+
+@njit(cache=True, nogil=True)
+def measure_queries(q0, q1, args, out):
+    """Every measure of queries ``q0:q1`` into ``out[q, j]`` (one ranking per query)."""
+    offsets = args.offsets
+    longest = 0
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    order = np.empty(longest, dtype=np.int64)
+    ranked = np.empty(longest)
+    n_measures = args.measures.shape[0]
+    for q in range(q0, q1):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        _rank(order, s, n, args)
+        for i in range(n):
+            ranked[i] = args.labels[s + order[i]]
+        for j in range(n_measures):
+            out[q, j] = _measure(ranked, n, j, q, args)

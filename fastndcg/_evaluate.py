@@ -151,9 +151,7 @@ def evaluate_run(
 
     given = {"judged_only": judged_only, "missing": missing, "max_docs": max_docs}
     options.update({name: value for name, value in given.items() if value != _RUN_DEFAULTS[name]})
-    merged, rules, chosen, level = _setup(
-        "ndcg_run", preset, options, measures, relevance_level
-    )
+    merged, rules, chosen, level = _setup("ndcg_run", preset, options, measures, relevance_level)
     chosen_run = {name: merged.pop(name, default) for name, default in _RUN_DEFAULTS.items()}
     prepared = _prepare(
         qrels,
@@ -236,7 +234,10 @@ def _judged_lists(
     from fastndcg._core.layout import align_ideal
 
     offsets, grades, _ = align_ideal(
-        layout, ideal["ideal_grades"], ideal["ideal_qid"], ideal["ideal_offsets"],
+        layout,
+        ideal["ideal_grades"],
+        ideal["ideal_qid"],
+        ideal["ideal_offsets"],
         definition.backend,
     )
     return Judged(offsets, _host_labels(layout, grades))
@@ -262,8 +263,10 @@ def _result(
         elif values.size == 0:
             continue
         elif aggregate == "geometric":
-            logs = values if rules.gm_per_query == "log" else np.log(
-                np.maximum(values, rules.gm_floor)
+            logs = (
+                values
+                if rules.gm_per_query == "log"
+                else np.log(np.maximum(values, rules.gm_floor))
             )
             mean[j] = np.exp(logs.mean())
         else:

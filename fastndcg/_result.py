@@ -135,7 +135,6 @@ class NDCGResult:
         return "\n".join(lines)
 
 
-
 @dataclass(frozen=True, repr=False, eq=False)
 class MeasuresResult:
     """Several measures of many queries (:func:`fastndcg.evaluate`, :func:`fastndcg.evaluate_run`).
@@ -216,6 +215,7 @@ class MeasuresResult:
         for j, name in enumerate(self.measures):
             lines.append(f"  {name:<{width}}  {self.mean[j]:>10.6f}  {int(self.n_skipped[j]):>8}")
         return "\n".join(lines)
+
 
 def _finite(value: Any) -> Any:
     """``value``, or None for a float that is not finite."""

@@ -270,9 +270,11 @@ class MeasuresBackend(Protocol):
     """A backend that computes the measures beside NDCG (:func:`fastndcg.evaluate`)."""
 
     def measures(self, plan: MeasurePlan) -> np.ndarray:
-        """Every measure of every query, shape (n_queries, n_measures), bit-identical to the
-        other backends' for any thread count; NaN where a measure dividing by ``R`` meets a
-        query without a relevant judgment."""
+        """Every measure of every query, shape (n_queries, n_measures).
+
+        Bit-identical to the other backends' for any thread count; NaN where a measure
+        dividing by ``R`` meets a query without a relevant judgment.
+        """
         ...
 
 

@@ -157,8 +157,7 @@ class RunCodes:
     def ideal_lists(
         self, qrels: pa.Table, grades: np.ndarray, absent: pa.Array | None, clip: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every judgment grade (negative ones as 0 unless not ``clip``) grouped by the scored
-        queries, as CSR.
+        """Every judgment grade (negative ones as 0, if ``clip``) by scored query, as CSR.
 
         ``grades`` are the judgments' grades, in qrels order. The scored queries are those of
         :func:`_run_layout`: the run's queries in run order, then the ``absent`` ones (when they

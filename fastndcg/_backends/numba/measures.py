@@ -220,7 +220,7 @@ def _err(ranked, depth, stop_of):
 @njit(cache=True)
 def _iprec(ranked, n, level, big_r, recall, rounding):
     if rounding == 0:
-        needed = int(math.floor(recall * big_r + 0.5))
+        needed = math.floor(recall * big_r + 0.5)
     else:
         needed = int(recall * big_r + 0.9)
     if n == 0 or needed > _hits(ranked, n, level):

@@ -154,7 +154,7 @@ def _scored(
     scoring: Scoring,
     provider: Provider,
 ) -> np.ndarray:
-    """nDCG or DCG of ``measure`` through the scoring kernels."""
+    """The nDCG or DCG of ``measure``, through the scoring kernels."""
     changes: dict[str, Any] = {"cutoffs": (measure.cutoff,)}
     if measure.gain is not None:
         changes["gain"] = parse("gain", measure.gain)
@@ -163,19 +163,34 @@ def _scored(
     if provider.score_dtype is not None:
         changes["score_dtype"] = provider.score_dtype
     level = relevance_level if measure.rel is None else measure.rel
-    if rules.ndcg_level and level > 1:
-        raise OptionError(
-            f"{rules.tool} removes grades below the relevance level from nDCG; fastndcg does "
-            f"not compute {measure.name!r} that way yet",
-            option="measures",
-            value=measure.name,
-            fix="score it with `fastndcg.ndcg_run(..., gain=fastndcg.ranx_gain(level))`",
-        )
+    if rules.ndcg_level and level > 1:  # ranx -lN: grades below the level count 0
+        kind = measure.gain or definition.gain.kind
+        if kind not in ("exp2", "linear"):
+            raise OptionError(
+                f"{rules.tool} removes grades below the relevance level from nDCG, which "
+                f"fastndcg does with the gains 'exp2' and 'linear' only, not {kind!r}",
+                option="gain",
+                value=kind,
+                fix="pass `gain='linear'` or `gain='exp2'`",
+            )
+        changes["gain"] = parse("gain", _LevelGain(level, kind == "exp2"))
     chosen = replace(definition, **changes)
     dcg, idcg = chosen.score(scoring.layout, tie_key=scoring.tie_key, **(scoring.ideal or {}))
     if measure.kind == "DCG":
         return dcg[:, 0].copy()
     return chosen.per_query(scoring.layout.query_ids, dcg, idcg)[:, 0]
+
+
+class _LevelGain:
+    """A gain of 0 below a relevance level (ranx's ``-lN``), ``g`` or ``2**g - 1`` above it."""
+
+    def __init__(self, level: int, exp2: bool) -> None:
+        self.level, self.exp2 = level, exp2
+
+    def __call__(self, grades: np.ndarray) -> np.ndarray:
+        grades = np.asarray(grades, dtype=np.float64)
+        gains = np.exp2(grades) - 1.0 if self.exp2 else grades
+        return np.where(grades >= self.level, gains, 0.0)
 
 
 # -- the measure kernels ---------------------------------------------------------------------
@@ -190,8 +205,10 @@ def _measured(
     ties: str,
     score_dtype: str,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's values of ``measures`` ranked by ``ties`` on ``score_dtype`` scores, and
-    each query's ``R`` for each of them."""
+    """The kernel's values of ``measures`` (ties by ``ties``, scores held as ``score_dtype``).
+
+    And each query's ``R`` for each of them.
+    """
     backend = definition.backend
     if not isinstance(backend, MeasuresBackend):
         raise BackendUnavailableError(
@@ -357,4 +374,3 @@ def _finish(
     if measure.kind == "GMAP" and rules.gm_per_query == "log":
         values = np.log(np.maximum(values, rules.gm_floor))
     return values
-

@@ -207,10 +207,10 @@ def _setup(
     chosen = parse("measures", measures)
     level = parse("relevance_level", relevance_level)
     rules = rules_of(preset)
-    _, merged, _ = resolve(entry, preset, options)
-    merged.pop("weights", None)
     for measure in chosen:
         rules.provider(measure)
+    _, merged, _ = resolve(entry, preset, options)
+    merged.pop("weights", None)
     refuse_average_ties(chosen, parse("ties", merged.get("ties", "average")))
     return merged, rules, chosen, level
 

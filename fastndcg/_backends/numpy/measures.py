@@ -10,6 +10,7 @@ backends give the same bits.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 
@@ -58,6 +59,8 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
     cols = np.arange(width)
     valid = cols[None, :] < lengths[:, None]
     rows = np.where(valid, plan.offsets[queries][:, None] + cols[None, :], 0)
+    if plan.labels.size == 0:  # no row at all: every query is empty
+        return _measure_block(_with_a_row(plan), queries, width, lengths, out)
     labels = np.where(valid, plan.labels[rows], np.nan)
     if plan.scores is not None:
         scores = np.where(valid, plan.scores[rows], -np.inf)
@@ -110,6 +113,12 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
                 plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, ranks, j
             )
         out[queries, j] = value
+
+
+def _with_a_row(plan: MeasurePlan) -> MeasurePlan:
+    """``plan`` with one row that no query owns (what padding reads when there is no row)."""
+    scores = None if plan.scores is None else np.zeros(1)
+    return replace(plan, labels=np.full(1, np.nan), scores=scores)
 
 
 def _judged(labels: np.ndarray, nonnegative: bool) -> np.ndarray:

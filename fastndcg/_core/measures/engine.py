@@ -53,6 +53,7 @@ _KIND_CODES = {
     "Judged": C.M_JUDGED,
     "ERR": C.M_ERR,
 }
+_BY_DOCID = (*KEYED_TIES, "docid_asc")
 # the measures whose value under ties="average" would need every order of the tied documents
 _TIE_ORDERED = tuple(kind for kind in _KIND_CODES)
 
@@ -104,10 +105,10 @@ def compute(
     groups: dict[tuple[str, str], list[int]] = {}
     for j, measure in enumerate(measures):
         provider = rules.provider(measure)
-        ties = provider.ties or definition.ties
+        ties = _ties(provider, definition, scoring)
         dtype = provider.score_dtype or definition.score_dtype
         if measure.kind in _SCORED:
-            out[:, j] = _scored(definition, rules, measure, relevance_level, scoring, provider)
+            out[:, j] = _scored(definition, rules, measure, relevance_level, scoring, ties, dtype)
         else:
             groups.setdefault((ties, dtype), []).append(j)
     for (ties, dtype), columns in groups.items():
@@ -125,6 +126,20 @@ def compute(
     if rules.absent == "zero" and scoring.absent is not None and scoring.absent.any():
         out[scoring.absent] = 0.0
     return out
+
+
+def _ties(provider: Provider, definition: Definition, scoring: Scoring) -> str:
+    """The tie order of ``provider`` (the call's where the provider leaves it to the call).
+
+    Where the provider orders by document ids and the input has none (arrays), or the call
+    asked for another order than trec_eval's (the ids' places are then not computed), the
+    call's order applies.
+    """
+    if provider.ties is None:
+        return definition.ties
+    if provider.ties in _BY_DOCID and scoring.tie_key is None:
+        return definition.ties
+    return provider.ties
 
 
 def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
@@ -152,16 +167,14 @@ def _scored(
     measure: Measure,
     relevance_level: int,
     scoring: Scoring,
-    provider: Provider,
+    ties: str,
+    score_dtype: str,
 ) -> np.ndarray:
     """The nDCG or DCG of ``measure``, through the scoring kernels."""
-    changes: dict[str, Any] = {"cutoffs": (measure.cutoff,)}
+    changes: dict[str, Any] = {"cutoffs": (measure.cutoff,), "ties": ties}
+    changes["score_dtype"] = score_dtype
     if measure.gain is not None:
         changes["gain"] = parse("gain", measure.gain)
-    if provider.ties is not None:
-        changes["ties"] = provider.ties
-    if provider.score_dtype is not None:
-        changes["score_dtype"] = provider.score_dtype
     level = relevance_level if measure.rel is None else measure.rel
     if rules.ndcg_level and level > 1:  # ranx -lN: grades below the level count 0
         kind = measure.gain or definition.gain.kind
@@ -254,7 +267,7 @@ def _measured(
 
 
 def _tie_key(ties: str, descending: np.ndarray | None) -> np.ndarray | None:
-    if ties not in (*KEYED_TIES, "docid_asc"):
+    if ties not in _BY_DOCID:
         return None
     if descending is None:
         raise OptionError(

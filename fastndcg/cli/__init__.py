@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from fastndcg._core.measures.kinds import TREC_OFFICIAL
 from fastndcg._errors import FastNDCGError, InputError
 from fastndcg._result import NDCGResult, format_rows
 from fastndcg.cli.messages import render
@@ -28,7 +29,6 @@ from fastndcg.cli.output import (
     write_per_query,
 )
 from fastndcg.cli.parser import build_parser
-from fastndcg._core.measures.kinds import TREC_OFFICIAL
 from fastndcg.cli.sources import (
     UsageError,
     call_options,
@@ -171,8 +171,11 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
 
 
 def measure_names(args: argparse.Namespace, given: set[str]) -> list[str]:
-    """The measures of ``-m``; under ``--preset trec_eval`` on TREC runs without ``-m`` or
-    ``-k``, trec_eval's default ones (``trec_eval Q R``); else none (NDCG as always)."""
+    """The measures of ``-m`` (none: NDCG, as always).
+
+    Under ``--preset trec_eval`` on TREC runs without ``-m`` or ``-k``: trec_eval's default
+    ones, as ``trec_eval Q R`` prints them.
+    """
     if args.measures:
         return list(args.measures)
     trec_eval = (args.preset or "") in ("trec_eval", "trec_eval9")

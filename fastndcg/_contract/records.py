@@ -221,6 +221,9 @@ class MeasurePlan:
         The largest judgment grade of each query (0 without one): trec_eval's RBP scales by it.
     err_stop : ndarray of float64
         ERR's stopping probability of each integer grade.
+    depth : int
+        The most ranks any measure reads (its largest cutoff), or -1 when one reads the whole
+        ranking: a backend may rank only the top ``depth`` rows.
     """
 
     offsets: np.ndarray
@@ -235,6 +238,7 @@ class MeasurePlan:
     nonrelevant: np.ndarray
     top_grade: np.ndarray
     err_stop: np.ndarray
+    depth: int = -1
 
     @property
     def n_queries(self) -> int:

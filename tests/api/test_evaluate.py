@@ -114,6 +114,26 @@ def test_every_measure_and_choice_equals_the_oracle(choices, queries, k, level, 
     np.testing.assert_allclose(results[0], expected, rtol=0, atol=1e-12, equal_nan=True)
 
 
+@given(
+    queries=judged_lists(max_len=30),
+    k=st.integers(1, 6),
+    tie_rule=st.sampled_from(["stable", "pessimistic", "optimistic", "random"]),
+)
+def test_measures_of_the_top_k_alone_rank_only_the_top_k(queries, k, tie_rule):
+    """Cutoffs only: the Numba kernel selects the top k instead of sorting (same values)."""
+    measures = [m for m in measures_of(k, 1, 0.8, 0.3) if m.cutoff is not None]
+    measures.append(Measure("NumRel"))
+    rules = replace(DEFAULT, no_relevant="zero")
+    values = [
+        engine_values(queries, measures, rules, backend, ties=tie_rule) for backend in BACKENDS
+    ]
+    for other in values[1:]:
+        np.testing.assert_array_equal(other, values[0])
+    if tie_rule == "stable":
+        expected = oracle_values(queries, measures, {"no_relevant": "zero"})
+        np.testing.assert_allclose(values[0], expected, rtol=0, atol=1e-12, equal_nan=True)
+
+
 @given(queries=judged_lists(max_queries=3), tie_rule=st.sampled_from(["pessimistic", "random"]))
 def test_backends_rank_every_tie_rule_alike(queries, tie_rule):
     measures = measures_of(5, 1, 0.8, 0.3)

@@ -203,6 +203,7 @@ class NumbaBackend:
             plan.nonrelevant,
             plan.top_grade,
             plan.err_stop,
+            plan.depth,
         )
         out = np.empty((plan.n_queries, plan.measures.shape[0]))
         threads = self.thread_count()

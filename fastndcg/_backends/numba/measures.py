@@ -75,6 +75,7 @@ class MeasureArgs(NamedTuple):
     nonrelevant: np.ndarray
     top_grade: np.ndarray
     err_stop: np.ndarray
+    depth: int  # the most ranks a measure reads (-1: every rank)
 
 
 @njit(cache=True, inline="always")
@@ -85,46 +86,102 @@ def _random_key(seed, row):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
-def _rank(order, s, n, args):
-    """Fill ``order[:n]`` with the query's row offsets in rank order.
+@njit(cache=True, inline="always")
+def _grade(label):
+    return label if label > 0.0 else 0.0  # NaN (no judgment) too: 0
 
-    Score descending; ties by the rule's key first (a stable sort by key, then a stable sort by
-    score keeps the key's order among equal scores), else in input order.
+
+@njit(cache=True)
+def _before(a, b, s, args):
+    """Whether row ``s + a`` ranks before row ``s + b``: score descending, then the tie rule's
+    key ascending, then input order (a total order: the stable sorts of the NumPy twin)."""
+    score_a = args.scores[s + a]
+    score_b = args.scores[s + b]
+    if score_a != score_b:
+        return score_a > score_b
+    mode = args.tie_mode
+    if mode == TIE_KEY:
+        key_a = args.tie_key[s + a]
+        key_b = args.tie_key[s + b]
+        if key_a != key_b:
+            return key_a < key_b
+    elif mode == TIE_RANDOM:
+        random_a = _random_key(args.seed, s + a)
+        random_b = _random_key(args.seed, s + b)
+        if random_a != random_b:
+            return random_a < random_b
+    elif mode == TIE_PESSIMISTIC or mode == TIE_OPTIMISTIC:
+        grade_a = _grade(args.labels[s + a])
+        grade_b = _grade(args.labels[s + b])
+        if grade_a != grade_b:
+            return (grade_a < grade_b) == (mode == TIE_PESSIMISTIC)
+    return a < b
+
+
+@njit(cache=True)
+def _sort(order, spare, s, n, args):
+    """``order[:n]`` = the query's rows in rank order: a bottom-up merge sort (``spare``: its
+    second buffer), for rankings read whole."""
+    for i in range(n):
+        order[i] = i
+    width = 1
+    source, target = order, spare
+    swapped = False
+    while width < n:
+        for left in range(0, n, 2 * width):
+            middle = min(left + width, n)
+            right = min(left + 2 * width, n)
+            i, j = left, middle
+            for t in range(left, right):
+                if i < middle and (j >= right or not _before(source[j], source[i], s, args)):
+                    target[t] = source[i]
+                    i += 1
+                else:
+                    target[t] = source[j]
+                    j += 1
+        source, target = target, source
+        swapped = not swapped
+        width *= 2
+    if swapped:
+        order[:n] = spare[:n]
+
+
+@njit(cache=True)
+def _select(order, s, n, count, args):
+    """``order[:count]`` = the ``count`` best rows in rank order, by an insertion buffer.
+
+    When every measure reads the top ``count`` ranks only (cutoffs): most rows then cost one
+    comparison with the buffer's last, instead of a place in a whole sort.
+    """
+    held = 0
+    for row in range(n):
+        if held == count:
+            if not _before(row, order[count - 1], s, args):
+                continue
+            held -= 1
+        at = held
+        while at > 0 and _before(row, order[at - 1], s, args):
+            order[at] = order[at - 1]
+            at -= 1
+        order[at] = row
+        held += 1
+
+
+@njit(cache=True)
+def _rank(order, spare, s, n, depth, args):
+    """Rank the query's rows into ``order``; returns how many ranks are read.
+
+    ``depth``: the most ranks any measure reads (-1: the whole ranking).
     """
     if args.ranked:
         for i in range(n):
             order[i] = i
-        return
-    mode = args.tie_mode
-    if mode == TIE_KEY or mode == TIE_RANDOM or mode == TIE_PESSIMISTIC or mode == TIE_OPTIMISTIC:
-        if mode == TIE_KEY:
-            first = np.argsort(args.tie_key[s : s + n], kind="mergesort")
-        elif mode == TIE_RANDOM:
-            keys = np.empty(n, dtype=np.uint64)
-            for i in range(n):
-                keys[i] = _random_key(args.seed, s + i)
-            first = np.argsort(keys, kind="mergesort")
-        else:
-            grades = np.empty(n)
-            sign = 1.0 if mode == TIE_PESSIMISTIC else -1.0
-            for i in range(n):
-                label = args.labels[s + i]
-                grades[i] = sign * (label if label > 0.0 else 0.0)
-            first = np.argsort(grades, kind="mergesort")
-        negated = np.empty(n)
-        for i in range(n):
-            negated[i] = -args.scores[s + first[i]]
-        then = np.argsort(negated, kind="mergesort")
-        for i in range(n):
-            order[i] = first[then[i]]
-        return
-    negated = np.empty(n)
-    for i in range(n):
-        negated[i] = -args.scores[s + i]
-    by_score = np.argsort(negated, kind="mergesort")
-    for i in range(n):
-        order[i] = by_score[i]
+        return n
+    if 0 <= depth < n:
+        _select(order, s, n, depth, args)
+        return depth
+    _sort(order, spare, s, n, args)
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -324,13 +381,14 @@ def measure_queries(q0, q1, args, out):
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
     order = np.empty(longest, dtype=np.int64)
+    spare = np.empty(longest, dtype=np.int64)
     ranked = np.empty(longest)
     n_measures = args.measures.shape[0]
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        _rank(order, s, n, args)
-        for i in range(n):
+        count = _rank(order, spare, s, n, args.depth, args)
+        for i in range(count):
             ranked[i] = args.labels[s + order[i]]
         for j in range(n_measures):
             out[q, j] = _measure(ranked, n, j, q, args)

@@ -262,8 +262,17 @@ def _measured(
         nonrelevant=readonly(nonrelevant),
         top_grade=readonly(top_grade),
         err_stop=readonly(err_stop),
+        depth=_depth(measures),
     )
     return backend.measures(plan), relevant[:, [columns.index(level) for level in levels]]
+
+
+def _depth(measures: list[Measure]) -> int:
+    """The most ranks the measures read: their largest cutoff, or -1 for the whole ranking."""
+    reads_none = ("NumQ", "NumRel")
+    if any(m.cutoff is None and m.kind not in reads_none for m in measures):
+        return -1
+    return max([1, *(m.cutoff for m in measures if m.cutoff is not None)])
 
 
 def _tie_key(ties: str, descending: np.ndarray | None) -> np.ndarray | None:

@@ -93,8 +93,11 @@ def _grade(label):
 
 @njit(cache=True)
 def _before(a, b, s, args):
-    """Whether row ``s + a`` ranks before row ``s + b``: score descending, then the tie rule's
-    key ascending, then input order (a total order: the stable sorts of the NumPy twin)."""
+    """Whether row ``s + a`` ranks before row ``s + b``.
+
+    Score descending, then the tie rule's key ascending, then input order: a total order, the
+    one the NumPy twin's stable sorts make.
+    """
     score_a = args.scores[s + a]
     score_b = args.scores[s + b]
     if score_a != score_b:
@@ -120,8 +123,10 @@ def _before(a, b, s, args):
 
 @njit(cache=True)
 def _sort(order, spare, s, n, args):
-    """``order[:n]`` = the query's rows in rank order: a bottom-up merge sort (``spare``: its
-    second buffer), for rankings read whole."""
+    """``order[:n]`` = the query's rows in rank order, for rankings read whole.
+
+    A bottom-up merge sort; ``spare`` is its second buffer.
+    """
     for i in range(n):
         order[i] = i
     width = 1

@@ -54,6 +54,7 @@ from fastndcg._contract.codes import (
     TIE_RANDOM,
 )
 
+_RUN = 16  # rows ordered by insertion before the merges
 _GOLDEN = np.uint64(SPLITMIX_GOLDEN)
 _MIX1 = np.uint64(SPLITMIX_MIX1)
 _MIX2 = np.uint64(SPLITMIX_MIX2)
@@ -91,45 +92,54 @@ def _grade(label):
     return label if label > 0.0 else 0.0  # NaN (no judgment) too: 0
 
 
-@njit(cache=True)
-def _before(a, b, s, args):
+@njit(cache=True, inline="always")
+def _before(a, b, s, rules):
     """Whether row ``s + a`` ranks before row ``s + b``.
 
     Score descending, then the tie rule's key ascending, then input order: a total order, the
     one the NumPy twin's stable sorts make.
     """
-    score_a = args.scores[s + a]
-    score_b = args.scores[s + b]
+    scores, mode, keys, seed, labels = rules
+    score_a = scores[s + a]
+    score_b = scores[s + b]
     if score_a != score_b:
         return score_a > score_b
-    mode = args.tie_mode
     if mode == TIE_KEY:
-        key_a = args.tie_key[s + a]
-        key_b = args.tie_key[s + b]
+        key_a = keys[s + a]
+        key_b = keys[s + b]
         if key_a != key_b:
             return key_a < key_b
     elif mode == TIE_RANDOM:
-        random_a = _random_key(args.seed, s + a)
-        random_b = _random_key(args.seed, s + b)
+        random_a = _random_key(seed, s + a)
+        random_b = _random_key(seed, s + b)
         if random_a != random_b:
             return random_a < random_b
     elif mode == TIE_PESSIMISTIC or mode == TIE_OPTIMISTIC:
-        grade_a = _grade(args.labels[s + a])
-        grade_b = _grade(args.labels[s + b])
+        grade_a = _grade(labels[s + a])
+        grade_b = _grade(labels[s + b])
         if grade_a != grade_b:
             return (grade_a < grade_b) == (mode == TIE_PESSIMISTIC)
     return a < b
 
 
 @njit(cache=True)
-def _sort(order, spare, s, n, args):
+def _sort(order, spare, s, n, rules):
     """``order[:n]`` = the query's rows in rank order, for rankings read whole.
 
-    A bottom-up merge sort; ``spare`` is its second buffer.
+    A bottom-up merge sort (``spare`` is its second buffer) of runs first ordered by insertion
+    (short runs cost fewer comparisons that way than merging them).
     """
     for i in range(n):
         order[i] = i
-    width = 1
+    for left in range(0, n, _RUN):
+        for i in range(left + 1, min(left + _RUN, n)):
+            row = order[i]
+            at = i
+            while at > left and _before(row, order[at - 1], s, rules):
+                order[at] = order[at - 1]
+                at -= 1
+            order[at] = row
+    width = _RUN
     source, target = order, spare
     swapped = False
     while width < n:
@@ -138,7 +148,7 @@ def _sort(order, spare, s, n, args):
             right = min(left + 2 * width, n)
             i, j = left, middle
             for t in range(left, right):
-                if i < middle and (j >= right or not _before(source[j], source[i], s, args)):
+                if i < middle and (j >= right or not _before(source[j], source[i], s, rules)):
                     target[t] = source[i]
                     i += 1
                 else:
@@ -152,7 +162,7 @@ def _sort(order, spare, s, n, args):
 
 
 @njit(cache=True)
-def _select(order, s, n, count, args):
+def _select(order, s, n, count, rules):
     """``order[:count]`` = the ``count`` best rows in rank order, by an insertion buffer.
 
     When every measure reads the top ``count`` ranks only (cutoffs): most rows then cost one
@@ -161,11 +171,11 @@ def _select(order, s, n, count, args):
     held = 0
     for row in range(n):
         if held == count:
-            if not _before(row, order[count - 1], s, args):
+            if not _before(row, order[count - 1], s, rules):
                 continue
             held -= 1
         at = held
-        while at > 0 and _before(row, order[at - 1], s, args):
+        while at > 0 and _before(row, order[at - 1], s, rules):
             order[at] = order[at - 1]
             at -= 1
         order[at] = row
@@ -173,19 +183,21 @@ def _select(order, s, n, count, args):
 
 
 @njit(cache=True)
-def _rank(order, spare, s, n, depth, args):
+def _rank(order, spare, s, n, depth, ranked, rules):
     """Rank the query's rows into ``order``; returns how many ranks are read.
 
-    ``depth``: the most ranks any measure reads (-1: the whole ranking).
+    ``depth``: the most ranks any measure reads (-1: the whole ranking). ``rules``: the plain
+    tuple (scores, tie mode, tie key, seed, labels) the comparisons read: passed field by
+    field, a record of every input would be copied at each of the comparisons (15x slower).
     """
-    if args.ranked:
+    if ranked:
         for i in range(n):
             order[i] = i
         return n
     if 0 <= depth < n:
-        _select(order, s, n, depth, args)
+        _select(order, s, n, depth, rules)
         return depth
-    _sort(order, spare, s, n, args)
+    _sort(order, spare, s, n, rules)
     return n
 
 
@@ -310,15 +322,16 @@ def _judged(ranked, depth, nonnegative):
 
 
 @njit(cache=True)
-def _measure(ranked, n, j, q, args):
-    """Measure ``j`` of query ``q`` from its ranked labels ``ranked[:n]``."""
-    row = args.measures[j]
+def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop):
+    """The measure of ``row`` (its codes) for a query ranked ``ranked``, of ``n`` rows.
+
+    ``param``, ``level``: its parameter and relevance level; ``big_r``, ``big_n``: the query's
+    R and bpref's N at that level; ``top_grade``: its largest grade.
+    """
     kind = row[M_KIND]
     cutoff = row[M_CUTOFF]
     choice = row[M_CHOICE]
-    level = args.params[j, 1]
     depth = _depth(cutoff, n)
-    big_r = args.relevant[q, row[M_COUNTS]]
     if kind == M_NUM_Q:
         return 1.0
     if kind == M_NUM_RET:
@@ -338,11 +351,11 @@ def _measure(ranked, n, j, q, args):
     if kind == M_SUCCESS:
         return 1.0 if _hits(ranked, depth, level) > 0 else 0.0
     if kind == M_RBP:
-        return _rbp(ranked, depth, level, args.params[j, 0], choice, args.top_grade[q])
+        return _rbp(ranked, depth, level, param, choice, top_grade)
     if kind == M_RBP_RESID:
-        return _rbp_residual(ranked, n, args.params[j, 0])
+        return _rbp_residual(ranked, n, param)
     if kind == M_ERR:
-        return _err(ranked, depth, args.err_stop)
+        return _err(ranked, depth, err_stop)
     if kind == M_JUDGED:
         slots = depth if choice == 0 else (n if cutoff < 0 else cutoff)
         return _judged(ranked, depth, row[M_CHOICE2] == 1) / slots if slots > 0 else 0.0
@@ -370,11 +383,10 @@ def _measure(ranked, n, j, q, args):
     if kind == M_RPREC:
         return _hits(ranked, min(big_r, n), level) / big_r
     if kind == M_BPREF:
-        big_n = args.nonrelevant[q, row[M_COUNTS]]
         total = _bpref(ranked, n, level, big_r, big_n, row[M_CHOICE2] == 0, choice == 1)
         return total / big_r
     if kind == M_IPREC:
-        return _iprec(ranked, n, level, big_r, args.params[j, 0], choice)
+        return _iprec(ranked, n, level, big_r, param, choice)
     return math.nan
 
 
@@ -388,12 +400,27 @@ def measure_queries(q0, q1, args, out):
     order = np.empty(longest, dtype=np.int64)
     spare = np.empty(longest, dtype=np.int64)
     ranked = np.empty(longest)
-    n_measures = args.measures.shape[0]
+    measures, params, err_stop = args.measures, args.params, args.err_stop
+    relevant, nonrelevant, top_grade = args.relevant, args.nonrelevant, args.top_grade
+    n_measures = measures.shape[0]
+    rules = (args.scores, args.tie_mode, args.tie_key, args.seed, args.labels)
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        count = _rank(order, spare, s, n, args.depth, args)
+        count = _rank(order, spare, s, n, args.depth, args.ranked, rules)
         for i in range(count):
             ranked[i] = args.labels[s + order[i]]
         for j in range(n_measures):
-            out[q, j] = _measure(ranked, n, j, q, args)
+            row = measures[j]
+            column = row[M_COUNTS]
+            out[q, j] = _measure(
+                ranked,
+                n,
+                row,
+                params[j, 0],
+                params[j, 1],
+                relevant[q, column],
+                nonrelevant[q, column],
+                top_grade[q],
+                err_stop,
+            )

@@ -333,19 +333,26 @@ def _counts(
     judged: Judged, levels: list[int], skip_negative: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``R`` and bpref's ``N`` per query and level, and each query's largest grade."""
-    n_queries = judged.offsets.size - 1
-    grades = judged.grades
-    query = np.repeat(np.arange(n_queries), np.diff(judged.offsets))
+    offsets, grades = judged.offsets, judged.grades
+    n_queries = offsets.size - 1
+
+    def per_query(mask: np.ndarray) -> np.ndarray:  # the rows of each query where mask holds
+        running = np.zeros(mask.size + 1, dtype=np.int64)
+        np.cumsum(mask, out=running[1:])
+        return np.diff(running[offsets])
+
     relevant = np.zeros((n_queries, len(levels)), dtype=np.int64)
     nonrelevant = np.zeros_like(relevant)
     for column, level in enumerate(levels):
-        relevant[:, column] = np.bincount(query[grades >= level], minlength=n_queries)
+        relevant[:, column] = per_query(grades >= level)
         below = grades < level
         if skip_negative:
             below &= grades >= 0
-        nonrelevant[:, column] = np.bincount(query[below], minlength=n_queries)
+        nonrelevant[:, column] = per_query(below)
     top_grade = np.zeros(n_queries)
-    np.maximum.at(top_grade, query, np.maximum(grades, 0.0))
+    filled = np.flatnonzero(np.diff(offsets) > 0)
+    if filled.size:
+        top_grade[filled] = np.maximum.reduceat(np.maximum(grades, 0.0), offsets[filled])
     return relevant, nonrelevant, top_grade
 
 

@@ -311,3 +311,11 @@ def test_a_backend_without_the_measure_kernels_refuses_them(monkeypatch):
     with pytest.raises(BackendUnavailableError, match="backend='numba'") as info:
         fastndcg.evaluate(grades, scores, measures=["P@2"], backend="ndcg_only", ties="stable")
     assert info.value.option == "backend"
+
+
+def test_zero_idcg_error_is_about_the_measures_dividing_by_r():
+    grades, scores = [0, 0], [0.2, 0.1]
+    assert fastndcg.evaluate(grades, scores, measures=["DCG@2"], zero_idcg="error")["DCG@2"] == 0
+    for name in ("nDCG@2", "AP"):
+        with pytest.raises(InputError, match="no relevant"):
+            fastndcg.evaluate(grades, scores, measures=[name], zero_idcg="error", ties="stable")

@@ -54,8 +54,6 @@ _KIND_CODES = {
     "ERR": C.M_ERR,
 }
 _BY_DOCID = (*KEYED_TIES, "docid_asc")
-# the measures whose value under ties="average" would need every order of the tied documents
-_TIE_ORDERED = tuple(kind for kind in _KIND_CODES)
 
 
 @dataclass(frozen=True)
@@ -102,15 +100,21 @@ def compute(
     n_queries = scoring.layout.n_queries
     out = np.empty((n_queries, len(measures)))
     no_relevant = rules.no_relevant or definition.zero_idcg
-    groups: dict[tuple[str, str], list[int]] = {}
+    scored: dict[tuple, list[int]] = {}  # nDCG and DCG: one call per gain and ranking
+    groups: dict[tuple[str, str], list[int]] = {}  # the others: one call per ranking
     for j, measure in enumerate(measures):
         provider = rules.provider(measure)
         ties = _ties(provider, definition, scoring)
         dtype = provider.score_dtype or definition.score_dtype
         if measure.kind in _SCORED:
-            out[:, j] = _scored(definition, rules, measure, relevance_level, scoring, ties, dtype)
+            level = relevance_level if measure.rel is None else measure.rel
+            below = level if rules.ndcg_level and level > 1 else None  # ranx -lN
+            scored.setdefault((measure.gain, below, ties, dtype), []).append(j)
         else:
             groups.setdefault((ties, dtype), []).append(j)
+    for (gain, below, ties, dtype), columns in scored.items():
+        chosen = [measures[j] for j in columns]
+        out[:, columns] = _scored(definition, rules, chosen, scoring, gain, below, ties, dtype)
     for (ties, dtype), columns in groups.items():
         chosen = [measures[j] for j in columns]
         values, relevant = _measured(
@@ -146,7 +150,7 @@ def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
     """``ties="average"`` is defined for nDCG and DCG only: the others need a tie order."""
     if ties != "average":
         return
-    ordered = [measure.name for measure in measures if measure.kind in _TIE_ORDERED]
+    ordered = [measure.name for measure in measures if measure.kind not in _SCORED]
     if ordered:
         raise OptionError(
             f"`ties='average'` (the expected value over every order of tied scores) is "
@@ -164,20 +168,25 @@ def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
 def _scored(
     definition: Definition,
     rules: MeasureRules,
-    measure: Measure,
-    relevance_level: int,
+    measures: list[Measure],
     scoring: Scoring,
+    gain: str | None,
+    below: int | None,
     ties: str,
     score_dtype: str,
 ) -> np.ndarray:
-    """The nDCG or DCG of ``measure``, through the scoring kernels."""
-    changes: dict[str, Any] = {"cutoffs": (measure.cutoff,), "ties": ties}
-    changes["score_dtype"] = score_dtype
-    if measure.gain is not None:
-        changes["gain"] = parse("gain", measure.gain)
-    level = relevance_level if measure.rel is None else measure.rel
-    if rules.ndcg_level and level > 1:  # ranx -lN: grades below the level count 0
-        kind = measure.gain or definition.gain.kind
+    """The nDCG and DCG of ``measures``, their cutoffs in one call of the scoring kernels.
+
+    A value at a cutoff does not depend on the other cutoffs asked (see the kernels), so each
+    is the number :func:`fastndcg.ndcg` gives for it alone. ``gain``: the one the names spell
+    (None: the call's); ``below``: grades below it gain 0 (ranx's ``-lN``).
+    """
+    cutoffs = list(dict.fromkeys(measure.cutoff for measure in measures))
+    changes: dict[str, Any] = {"cutoffs": tuple(cutoffs), "ties": ties, "score_dtype": score_dtype}
+    if gain is not None:
+        changes["gain"] = parse("gain", gain)
+    if below is not None:
+        kind = gain or definition.gain.kind
         if kind not in ("exp2", "linear"):
             raise OptionError(
                 f"{rules.tool} removes grades below the relevance level from nDCG, which "
@@ -186,12 +195,17 @@ def _scored(
                 value=kind,
                 fix="pass `gain='linear'` or `gain='exp2'`",
             )
-        changes["gain"] = parse("gain", _LevelGain(level, kind == "exp2"))
+        changes["gain"] = parse("gain", _LevelGain(below, kind == "exp2"))
     chosen = replace(definition, **changes)
     dcg, idcg = chosen.score(scoring.layout, tie_key=scoring.tie_key, **(scoring.ideal or {}))
-    if measure.kind == "DCG":
-        return dcg[:, 0].copy()
-    return chosen.per_query(scoring.layout.query_ids, dcg, idcg)[:, 0]
+    ndcg = dcg  # zero_idcg="error" is about nDCG: DCG alone never raises
+    if any(measure.kind == "nDCG" for measure in measures):
+        ndcg = chosen.per_query(scoring.layout.query_ids, dcg, idcg)
+    out = np.empty((dcg.shape[0], len(measures)))
+    for place, measure in enumerate(measures):
+        column = cutoffs.index(measure.cutoff)
+        out[:, place] = (dcg if measure.kind == "DCG" else ndcg)[:, column]
+    return out
 
 
 class _LevelGain:

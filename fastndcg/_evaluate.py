@@ -8,10 +8,12 @@ import numpy as np
 
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import build_layout
-from fastndcg._core.measures import KINDS, Measure
+from fastndcg._core.measures import Measure
 from fastndcg._core.measures.definitions import MeasureRules, rules_of
 from fastndcg._core.measures.engine import Judged, Scoring, compute, refuse_average_ties
+from fastndcg._core.measures.trec_layout import summarize
 from fastndcg._core.options import parse, split_options
+from fastndcg._errors import OptionError, OptionTypeError
 from fastndcg._presets.apply import resolve
 from fastndcg._result import MeasuresResult
 
@@ -74,7 +76,9 @@ def evaluate(
     >>> [round(float(v), 4) for v in result.mean]
     [0.5, 1.0, 0.8333]
     """
-    merged, rules, chosen, level = _setup("ndcg", preset, options, measures, relevance_level)
+    merged, rules, chosen, level = _setup(
+        "ndcg", preset, options, measures, relevance_level, ranked=scores is None
+    )
     ours, _ = split_options(merged, "evaluate()")
     definition = Definition.create(**ours)
     definition = definition.for_inputs(grades, scores)
@@ -94,7 +98,8 @@ def evaluate(
         judged = _judged_lists(definition, layout, labels, ideal)
         scoring = Scoring(layout, labels, judged, ideal=ideal)
         per_query = compute(definition, rules, chosen, level, scoring)
-    return _result(rules, chosen, per_query, layout.query_ids, definition, preset, level)
+    ranked = layout.scores is None
+    return _result(rules, chosen, per_query, layout.query_ids, definition, preset, level, ranked)
 
 
 def evaluate_run(
@@ -197,21 +202,42 @@ def evaluate_run(
 
 
 def _setup(
-    entry: str, preset: str | None, options: dict[str, Any], measures: Any, relevance_level: Any
+    entry: str,
+    preset: str | None,
+    options: dict[str, Any],
+    measures: Any,
+    relevance_level: Any,
+    ranked: bool = False,
 ) -> tuple[dict[str, Any], MeasureRules, tuple[Measure, ...], int]:
     """The options merged with the preset's settings, the tool's rules, the measures, the level.
 
-    A measure the tool lacks, or one that needs a tie order under ``ties="average"``, is
-    refused here, before any data is read.
+    A measure the tool lacks, or one that needs a tie order under ``ties="average"`` (unless
+    the rows come ``ranked``), is refused here, before any data is read.
     """
     chosen = parse("measures", measures)
     level = parse("relevance_level", relevance_level)
     rules = rules_of(preset)
     for measure in chosen:
         rules.provider(measure)
-    _, merged, _ = resolve(entry, preset, options)
-    merged.pop("weights", None)
-    refuse_average_ties(chosen, parse("ties", merged.get("ties", "average")))
+    for name in ("weights", "decimals"):
+        if name in options:
+            raise OptionTypeError(
+                f"the measures take no `{name}`",
+                option=name,
+                value=options[name],
+                fix="leave it out: each measure's summary is its mean over the queries (a sum "
+                "for counts), and a tool's printed decimals come with its preset",
+            )
+    _, merged, tool = resolve(entry, preset, options)
+    if tool.aggregate != "mean":
+        raise OptionError(
+            f"the measures are summarised by their mean, not `aggregate={tool.aggregate!r}`",
+            option="aggregate",
+            value=tool.aggregate,
+            fix="leave `aggregate` out",
+        )
+    if not ranked:
+        refuse_average_ties(chosen, parse("ties", merged.get("ties", "average")))
     return merged, rules, chosen, level
 
 
@@ -251,28 +277,20 @@ def _result(
     definition: Definition,
     preset: str | None,
     level: int,
+    ranked: bool = False,
     **extra: Any,
 ) -> MeasuresResult:
+    """The result, with each measure's summary over the queries not skipped."""
     skipped = np.isnan(per_query)
     mean = np.full(len(measures), np.nan)
     for j, measure in enumerate(measures):
-        values = per_query[~skipped[:, j], j]
-        aggregate = KINDS[measure.kind].aggregate
-        if aggregate == "sum":
-            mean[j] = values.sum()
-        elif values.size == 0:
-            continue
-        elif aggregate == "geometric":
-            logs = (
-                values
-                if rules.gm_per_query == "log"
-                else np.log(np.maximum(values, rules.gm_floor))
-            )
-            mean[j] = np.exp(logs.mean())
+        if measure.kind == "GMAP" and rules.gm_per_query == "log":  # the logs are given
+            kept = per_query[~skipped[:, j], j]
+            mean[j] = np.exp(kept.mean()) if kept.size else np.nan
         else:
-            mean[j] = values.mean()
+            mean[j] = summarize(measure, per_query[:, j], rules.gm_floor)
     shown = {"preset": preset} if preset is not None else {}
-    shown.update(definition.options(ranked=False))
+    shown.update(definition.options(ranked=ranked))
     shown["relevance_level"] = level
     return MeasuresResult(
         measures=tuple(measure.name for measure in measures),

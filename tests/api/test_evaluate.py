@@ -319,3 +319,23 @@ def test_zero_idcg_error_is_about_the_measures_dividing_by_r():
     for name in ("nDCG@2", "AP"):
         with pytest.raises(InputError, match="no relevant"):
             fastndcg.evaluate(grades, scores, measures=[name], zero_idcg="error", ties="stable")
+
+
+@pytest.mark.parametrize(
+    ("option", "error"),
+    [({"weights": [1.0]}, OptionTypeError), ({"decimals": 4}, OptionTypeError),
+     ({"aggregate": "ratio"}, OptionError), ({"aggregate": "lightgbm"}, OptionError),
+     ({"zero_idcg": "never"}, OptionError), ({"colour": 1}, OptionTypeError)],
+)  # fmt: skip
+def test_options_the_measures_do_not_take_are_refused(option, error):
+    with pytest.raises(error) as info:
+        fastndcg.evaluate([1, 0], [0.2, 0.1], measures=["P@1"], ties="stable", **option)
+    assert info.value.option == next(iter(option))
+
+
+def test_rows_in_ranked_order_need_no_tie_rule():
+    result = fastndcg.evaluate([0, 2, 1], measures=["RR", "P@2", "nDCG@3"], gain="linear")
+    assert result["RR"] == 0.5 and result["P@2"] == 0.5
+    assert result.options["ties"] == "ranked input"
+    expected = fastndcg.ndcg([0, 2, 1], k=3, gain="linear")
+    assert result["nDCG@3"] == float(expected)

@@ -77,6 +77,10 @@ calls = {
     "ndcg_run, trec_eval -M": lambda: fastndcg.ndcg_run(
         judgments, run, ties="docid_desc", max_docs=1
     ),
+    "evaluate": lambda: fastndcg.evaluate(grades, scores, measures=["P@10", "map"], ties="stable"),
+    "evaluate_run, trec_eval": lambda: fastndcg.evaluate_run(
+        judgments, run, measures=["map"], preset="trec_eval", missing="zero"
+    ),
     "ndcg_run, TREC files": lambda: fastndcg.ndcg_run(
         os.path.join(trec, "qrels"), os.path.join(trec, "run"), k=10
     ),

@@ -264,7 +264,7 @@ def _measured(
     if any(m.kind == "ERR" for m in measures):
         err_stop = _err_stop(rules.err_max_grade, scoring)
     plan = MeasurePlan(
-        offsets=layout.offsets,
+        offsets=readonly(layout.offsets),
         scores=scores,
         labels=readonly(scoring.labels),
         tie_mode=C.TIE_KEY if tie_key is not None else TIES[ties],

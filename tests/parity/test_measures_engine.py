@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 
 import numpy as np
@@ -192,20 +193,29 @@ def test_engine_gives_every_tool_column_of_the_toy_example(name, tool_name, valu
 # -- the tools themselves ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("level", [1, 2])
-def test_engine_equals_pytrec_eval(level):
+@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize("judged_only", [False, True])
+def test_engine_equals_pytrec_eval(level, judged_only):
     pytrec_eval = tool("pytrec_eval", "pytrec-eval-terrier")
     for data, qrels, run in tool_data():
         theirs = pytrec_eval.RelevanceEvaluator(
-            qrels, PYTREC_MEASURES, relevance_level=level
+            qrels, PYTREC_MEASURES, relevance_level=level, judged_docs_only_flag=judged_only
         ).evaluate(run)
         keys = sorted(next(iter(theirs.values())))
         result = engine(
-            qrels, run, keys, preset="pytrec_eval", missing="skip", relevance_level=level
+            qrels,
+            run,
+            keys,
+            preset="pytrec_eval",
+            missing="skip",
+            relevance_level=level,
+            judged_only=judged_only,
         )
         ours = columns(result)
         for key in keys:
             values = {q: v[key] for q, v in theirs.items()}
+            if key.startswith("iprec_at_recall"):  # -J can leave no document: 0/0 there
+                values = {q: 0.0 if math.isnan(v) else v for q, v in values.items()}
             assert_same_values(ours[key], values, 1e-12, f"{data} {key} -l{level}")
 
 

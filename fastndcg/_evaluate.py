@@ -58,8 +58,9 @@ def evaluate(
     **options
         The options of :func:`fastndcg.ndcg` (``gain``, ``ties``, ``zero_idcg``, ``backend``...).
         ``zero_idcg`` also says what the measures dividing by the number of relevant judgments
-        give a query without any (presets: 0). ``ties="average"`` is computed for nDCG and DCG
-        only: the other measures need a tie order (``ties="stable"``...).
+        give a query without any (presets: 0). ``ties="average"`` (the mean over every order of
+        tied scores) is computed for nDCG, DCG, P, R, F1, R-Prec, RBP, Judged and the counts;
+        AP, RR, Success, ERR, bpref and IPrec need a tie order (``ties="stable"``...).
 
     Returns
     -------

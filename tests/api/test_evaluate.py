@@ -134,6 +134,46 @@ def test_measures_of_the_top_k_alone_rank_only_the_top_k(queries, k, tie_rule):
         np.testing.assert_allclose(values[0], expected, rtol=0, atol=1e-12, equal_nan=True)
 
 
+LINEAR = ("NumRet", "NumRelRet", "P", "R", "F1", "Judged", "Unjudged", "RBP", "NumQ", "NumRel")
+LINEAR_WHOLE = ("Rprec", "RBPResid")
+
+
+def averaged_oracle(queries, measures, choices):
+    """The oracle's mean over every order of each query's tied scores."""
+    out = np.empty((len(queries), len(measures)))
+    for q, (labels, unretrieved, scores) in enumerate(queries):
+        run = {f"d{i}": score for i, score in enumerate(scores)}
+        judgments = {f"d{i}": g for i, g in enumerate(labels) if g is not None}
+        judgments.update({f"u{i}": g for i, g in enumerate(unretrieved)})
+        orders = ref.every_order(run, judgments)
+        for j, m in enumerate(measures):
+            settings = dict(cutoff=m.cutoff, level=1 if m.rel is None else m.rel, param=m.param)
+            out[q, j] = ref.expected_value(m.kind, orders, **settings, **choices)
+    return out
+
+
+@pytest.mark.parametrize("choices", CHOICE_SETS)
+@given(
+    queries=judged_lists(max_len=7),
+    k=st.integers(1, 8),
+    level=st.integers(0, 3),
+    p=st.sampled_from([0.5, 0.8]),
+)
+def test_tie_averaging_of_the_linear_measures_equals_the_mean_over_every_order(
+    choices, queries, k, level, p
+):
+    measures = [m for m in measures_of(k, level, p, 0.3) if m.kind in LINEAR + LINEAR_WHOLE]
+    measures.append(Measure("Rprec", rel=level))
+    rules = replace(DEFAULT, **choices)
+    results = [
+        engine_values(queries, measures, rules, backend, ties="average") for backend in BACKENDS
+    ]
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])
+    expected = averaged_oracle(queries, measures, choices)
+    np.testing.assert_allclose(results[0], expected, rtol=0, atol=1e-12, equal_nan=True)
+
+
 @given(queries=judged_lists(max_queries=3), tie_rule=st.sampled_from(["pessimistic", "random"]))
 def test_backends_rank_every_tie_rule_alike(queries, tie_rule):
     measures = measures_of(5, 1, 0.8, 0.3)
@@ -270,11 +310,18 @@ def test_unknown_names_name_the_nearest_valid_ones():
         fastndcg.evaluate([1, 0], [0.2, 0.1], measures=[10])
 
 
-def test_tie_averaging_is_refused_for_measures_that_need_an_order():
+@pytest.mark.parametrize("name", ["AP", "map", "RR@10", "mrr", "success.5", "ERR@10", "bpref"])
+def test_tie_averaging_is_refused_for_measures_that_need_an_order(name):
     with pytest.raises(OptionError, match="tie order") as info:
-        fastndcg.evaluate([1, 0], [0.2, 0.1], measures=["nDCG@2", "AP"])
+        fastndcg.evaluate([1, 0], [0.2, 0.1], measures=["nDCG@2", name])
     assert info.value.option == "ties"
-    assert fastndcg.evaluate([1, 0], [0.2, 0.1], measures=["nDCG@2", "DCG@2"]).mean[0] == 1.0
+
+
+def test_tie_averaging_of_precision():
+    """Two of four tied documents are relevant: P@1 is 1/2 in the mean over the orders."""
+    result = fastndcg.evaluate([1, 0, 1, 0], [0.5] * 4, measures=["P@1", "P@4", "nDCG@1"])
+    assert list(result.mean[:2]) == [0.5, 0.5]
+    assert result.mean[2] == float(fastndcg.ndcg([1, 0, 1, 0], [0.5] * 4, k=1))
 
 
 def test_a_preset_refuses_what_its_tool_lacks():

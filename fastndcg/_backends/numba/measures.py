@@ -48,6 +48,7 @@ from fastndcg._contract.codes import (
     SPLITMIX_GOLDEN,
     SPLITMIX_MIX1,
     SPLITMIX_MIX2,
+    TIE_AVERAGE,
     TIE_KEY,
     TIE_OPTIMISTIC,
     TIE_PESSIMISTIC,
@@ -206,13 +207,41 @@ def _depth(cutoff, n):
     return n if cutoff < 0 or cutoff > n else cutoff
 
 
+@njit(cache=True, inline="always")
+def _counts(label, what, level):
+    """Whether a label counts: 0, relevant; 1, judged >= 0; 2, judged at all (not NaN)."""
+    if what == 0:
+        return label >= level
+    if what == 1:
+        return label >= 0.0
+    return label == label
+
+
 @njit(cache=True)
-def _hits(ranked, depth, level):
+def _count(ranked, lo, hi, level, what):
     count = 0
-    for i in range(depth):
-        if ranked[i] >= level:  # NaN (no judgment) is never relevant
+    for i in range(lo, hi):
+        if _counts(ranked[i], what, level):
             count += 1
     return count
+
+
+@njit(cache=True)
+def _expected(ranked, depth, level, what, ties):
+    """How many of the top ``depth`` count (see :func:`_counts` for ``what``).
+
+    Under ``ties="average"`` (``ties[0]``) the mean over every order of the tied rows: a tie
+    group cut by ``depth`` adds its count times the fraction of its ranks above the cut.
+    ``ties[1]``, ``ties[2]``: where the group of each rank starts and ends.
+    """
+    average, starts, ends = ties
+    if average and depth > 0:
+        start, end = starts[depth - 1], ends[depth - 1]
+        if end > depth:
+            full = _count(ranked, 0, start, level, what)
+            group = _count(ranked, start, end, level, what)
+            return full + (group * (depth - start)) / (end - start)
+    return float(_count(ranked, 0, depth, level, what))
 
 
 @njit(cache=True)
@@ -245,38 +274,59 @@ def _bpref(ranked, n, level, big_r, big_n, skip_negative, nan_without_nonrelevan
     return total
 
 
+@njit(cache=True, inline="always")
+def _rbp_gain(label, level, gain_rule, scale):
+    """RBP's gain of a label (-1 for ``gain_rule``: 1 where unjudged, RBP's residual)."""
+    if gain_rule < 0:
+        return 0.0 if label >= 0.0 else 1.0
+    if label >= 0.0:
+        if gain_rule == 0:
+            return label / scale
+        if label >= level:
+            return label if gain_rule == 1 else 1.0
+    return 0.0
+
+
 @njit(cache=True)
-def _rbp(ranked, depth, level, p, gain_rule, top_grade):
-    scale = top_grade if top_grade > 1.0 else 1.0
+def _weighted_gains(ranked, depth, level, p, gain_rule, scale, ties):
+    """The sum of the top ``depth`` gains times ``p ** rank``.
+
+    ``p ** rank`` by repeated products (the twin's cumulative product); under
+    ``ties="average"`` each rank of a tie group has the group's mean gain (its gains added in
+    rank order).
+    """
+    average, _, ends = ties
     total = 0.0
-    weight = 1.0  # p ** i, by repeated products (the twin's cumulative product)
-    for i in range(depth):
-        label = ranked[i]
+    weight = 1.0
+    i = 0
+    while i < depth:
+        end = ends[i] if average else i + 1
         gain = 0.0
-        if label >= 0.0:
-            if gain_rule == 0:
-                gain = label / scale
-            elif label >= level:
-                gain = label if gain_rule == 1 else 1.0
-        total += gain * weight
-        weight *= p
-    return (1.0 - p) * total
+        for t in range(i, end):
+            gain += _rbp_gain(ranked[t], level, gain_rule, scale)
+        if average:
+            gain = gain / (end - i)
+        for _ in range(i, min(end, depth)):
+            total += gain * weight
+            weight *= p
+        i = end
+    return total
 
 
 @njit(cache=True)
-def _rbp_residual(ranked, n, p):
-    unjudged = 0.0
-    weight = 1.0
-    seen = False
-    for i in range(n):
-        label = ranked[i]
-        if not label >= 0.0:
-            unjudged += weight
-            seen = True
-        weight *= p
-    if not seen:
+def _rbp(ranked, depth, level, p, gain_rule, top_grade, ties):
+    scale = top_grade if top_grade > 1.0 else 1.0
+    return (1.0 - p) * _weighted_gains(ranked, depth, level, p, gain_rule, scale, ties)
+
+
+@njit(cache=True)
+def _rbp_residual(ranked, n, p, ties):
+    if _count(ranked, 0, n, 0.0, 1) == n:
         return 0.0  # trec_eval sets it only when a retrieved document is unjudged
-    return weight + (1.0 - p) * unjudged
+    tail = 1.0
+    for _ in range(n):
+        tail *= p
+    return tail + (1.0 - p) * _weighted_gains(ranked, n, 0.0, p, -1, 1.0, ties)
 
 
 @njit(cache=True)
@@ -297,7 +347,7 @@ def _iprec(ranked, n, level, big_r, recall, rounding):
         needed = math.floor(recall * big_r + 0.5)
     else:
         needed = int(recall * big_r + 0.9)
-    if n == 0 or needed > _hits(ranked, n, level):
+    if n == 0 or needed > _count(ranked, 0, n, level, 0):
         return 0.0
     best = 0.0
     found = 0
@@ -312,21 +362,13 @@ def _iprec(ranked, n, level, big_r, recall, rounding):
 
 
 @njit(cache=True)
-def _judged(ranked, depth, nonnegative):
-    count = 0
-    for i in range(depth):
-        label = ranked[i]
-        if label >= 0.0 or (not nonnegative and label == label):
-            count += 1
-    return count
-
-
-@njit(cache=True)
-def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop):
+def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ties):
     """The measure of ``row`` (its codes) for a query ranked ``ranked``, of ``n`` rows.
 
     ``param``, ``level``: its parameter and relevance level; ``big_r``, ``big_n``: the query's
-    R and bpref's N at that level; ``top_grade``: its largest grade.
+    R and bpref's N at that level; ``top_grade``: its largest grade; ``ties``: (average, the
+    start and the end of each rank's tie group), see :func:`_expected`. Under average ties the
+    core asks only for the measures linear in what each rank holds.
     """
     kind = row[M_KIND]
     cutoff = row[M_CUTOFF]
@@ -339,39 +381,40 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop):
     if kind == M_NUM_REL:
         return float(big_r)
     if kind == M_NUM_REL_RET:
-        return float(_hits(ranked, depth, level))
+        return _expected(ranked, depth, level, 0, ties)
     if kind == M_P:
         slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
-        return _hits(ranked, depth, level) / slots if slots > 0 else 0.0
+        return _expected(ranked, depth, level, 0, ties) / slots if slots > 0 else 0.0
     if kind == M_RR:
         for i in range(depth):
             if ranked[i] >= level:
                 return 1.0 / (i + 1)
         return 0.0
     if kind == M_SUCCESS:
-        return 1.0 if _hits(ranked, depth, level) > 0 else 0.0
+        return 1.0 if _count(ranked, 0, depth, level, 0) > 0 else 0.0
     if kind == M_RBP:
-        return _rbp(ranked, depth, level, param, choice, top_grade)
+        return _rbp(ranked, depth, level, param, choice, top_grade, ties)
     if kind == M_RBP_RESID:
-        return _rbp_residual(ranked, n, param)
+        return _rbp_residual(ranked, n, param, ties)
     if kind == M_ERR:
         return _err(ranked, depth, err_stop)
     if kind == M_JUDGED:
         slots = depth if choice == 0 else (n if cutoff < 0 else cutoff)
-        return _judged(ranked, depth, row[M_CHOICE2] == 1) / slots if slots > 0 else 0.0
+        what = 1 if row[M_CHOICE2] == 1 else 2
+        return _expected(ranked, depth, 0.0, what, ties) / slots if slots > 0 else 0.0
     if kind == M_UNJUDGED:
         slots = n if cutoff < 0 else cutoff
-        return (depth - _judged(ranked, depth, True)) / slots if slots > 0 else 0.0
+        return (depth - _expected(ranked, depth, 0.0, 1, ties)) / slots if slots > 0 else 0.0
     # the measures dividing by R: NaN for the core's no-relevant rule when R = 0
     if big_r == 0:
         return math.nan
     if kind == M_R:
-        return _hits(ranked, depth, level) / (
+        return _expected(ranked, depth, level, 0, ties) / (
             big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff)
         )
     if kind == M_F1:
         p_slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
-        hits = _hits(ranked, depth, level)
+        hits = _expected(ranked, depth, level, 0, ties)
         precision = hits / p_slots if p_slots > 0 else 0.0
         recall = hits / (big_r if row[M_CHOICE2] == 0 or cutoff < 0 else min(big_r, cutoff))
         if precision + recall == 0.0:
@@ -381,13 +424,25 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop):
         total = _average_precision(ranked, depth, level)
         return total / (big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff))
     if kind == M_RPREC:
-        return _hits(ranked, min(big_r, n), level) / big_r
+        return _expected(ranked, min(big_r, n), level, 0, ties) / big_r
     if kind == M_BPREF:
         total = _bpref(ranked, n, level, big_r, big_n, row[M_CHOICE2] == 0, choice == 1)
         return total / big_r
     if kind == M_IPREC:
         return _iprec(ranked, n, level, big_r, param, choice)
     return math.nan
+
+
+@njit(cache=True)
+def _tie_groups(starts, ends, order, s, n, scores):
+    """Where the tie group of each rank starts and ends (exclusive), ranks ``order[:n]``."""
+    start = 0
+    for i in range(1, n + 1):
+        if i == n or scores[s + order[i]] != scores[s + order[i - 1]]:
+            for t in range(start, i):
+                starts[t] = start
+                ends[t] = i
+            start = i
 
 
 @njit(cache=True, nogil=True)
@@ -399,6 +454,10 @@ def measure_queries(q0, q1, args, out):
         longest = max(longest, offsets[q + 1] - offsets[q])
     order = np.empty(longest, dtype=np.int64)
     spare = np.empty(longest, dtype=np.int64)
+    average = args.tie_mode == TIE_AVERAGE and not args.ranked
+    starts = np.zeros(longest if average else 0, dtype=np.int64)
+    ends = np.zeros(longest if average else 0, dtype=np.int64)
+    ties = (average, starts, ends)
     ranked = np.empty(longest)
     measures, params, err_stop = args.measures, args.params, args.err_stop
     relevant, nonrelevant, top_grade = args.relevant, args.nonrelevant, args.top_grade
@@ -410,6 +469,8 @@ def measure_queries(q0, q1, args, out):
         count = _rank(order, spare, s, n, args.depth, args.ranked, rules)
         for i in range(count):
             ranked[i] = args.labels[s + order[i]]
+        if average:  # the tie groups of the ranking (it is whole: see the core's depth)
+            _tie_groups(starts, ends, order, s, n, args.scores)
         for j in range(n_measures):
             row = measures[j]
             column = row[M_COUNTS]
@@ -423,4 +484,5 @@ def measure_queries(q0, q1, args, out):
                 nonrelevant[q, column],
                 top_grade[q],
                 err_stop,
+                ties,
             )

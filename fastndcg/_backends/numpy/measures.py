@@ -62,11 +62,14 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
     if plan.labels.size == 0:  # no row at all: every query is empty
         return _measure_block(_with_a_row(plan), queries, width, lengths, out)
     labels = np.where(valid, plan.labels[rows], np.nan)
+    ties = None
     if plan.scores is not None:
         scores = np.where(valid, plan.scores[rows], -np.inf)
         grades = np.where(labels > 0.0, labels, 0.0)
         order = _rank_order(plan, scores, grades, rows, valid)
         labels = np.take_along_axis(labels, order, axis=1)
+        if plan.tie_mode == C.TIE_AVERAGE:
+            ties = _tie_groups(np.take_along_axis(scores, order, axis=1), valid)
     n = lengths
     ranks = cols + 1
     for j in range(plan.measures.shape[0]):
@@ -78,6 +81,7 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
         relevant = labels >= level
         hit_prefix = _prefix(relevant.astype(np.int64))
         hits = _at(hit_prefix, depth)
+        expected = _expected(hit_prefix, depth, ties)  # hits, or their mean over tie orders
         if kind == C.M_NUM_Q:
             value = np.ones(n.size)
         elif kind == C.M_NUM_RET:
@@ -85,10 +89,10 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
         elif kind == C.M_NUM_REL:
             value = big_r.astype(np.float64)
         elif kind == C.M_NUM_REL_RET:
-            value = hits.astype(np.float64)
+            value = expected
         elif kind == C.M_P:
             slots = slots_k if choice == 0 else depth
-            value = np.where(slots > 0, hits / np.maximum(slots, 1), 0.0)
+            value = np.where(slots > 0, expected / np.maximum(slots, 1), 0.0)
         elif kind == C.M_RR:
             first = np.argmax(relevant, axis=1)
             found = relevant.any(axis=1) & (first < depth)
@@ -96,23 +100,72 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
         elif kind == C.M_SUCCESS:
             value = np.where(hits > 0, 1.0, 0.0)
         elif kind == C.M_RBP:
-            value = _rbp(plan, queries, labels, depth, level, param, choice)
+            value = _rbp(plan, queries, labels, depth, level, param, choice, ties)
         elif kind == C.M_RBP_RESID:
-            value = _rbp_residual(labels, valid, n, param)
+            value = _rbp_residual(labels, valid, n, param, ties)
         elif kind == C.M_ERR:
             value = _err(plan, labels, depth, ranks)
         elif kind == C.M_JUDGED:
-            judged = _judged(labels, choice2 == 1)
+            judged = _expected(_prefix(_judged(labels, choice2 == 1)), depth, ties)
             slots = depth if choice == 0 else slots_k
-            value = np.where(slots > 0, _at(_prefix(judged), depth) / np.maximum(slots, 1), 0.0)
+            value = np.where(slots > 0, judged / np.maximum(slots, 1), 0.0)
         elif kind == C.M_UNJUDGED:
-            unjudged = depth - _at(_prefix(_judged(labels, True)), depth)
+            unjudged = depth - _expected(_prefix(_judged(labels, True)), depth, ties)
             value = np.where(slots_k > 0, unjudged / np.maximum(slots_k, 1), 0.0)
         else:
             value = _dividing_by_r(
-                plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, ranks, j
+                plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, ranks, j, ties
             )
         out[queries, j] = value
+
+
+def _tie_groups(ranked_scores: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the tie group of each rank starts and ends (exclusive).
+
+    Padding ranks are groups of their own (``valid``: the real ranks).
+    """
+    n_rows, width = ranked_scores.shape
+    cols = np.broadcast_to(np.arange(width), (n_rows, width))
+    first = np.ones((n_rows, width), dtype=bool)
+    first[:, 1:] = (ranked_scores[:, 1:] != ranked_scores[:, :-1]) | ~valid[:, 1:]
+    starts = np.maximum.accumulate(np.where(first, cols, 0), axis=1)
+    last = np.ones((n_rows, width), dtype=bool)
+    last[:, :-1] = first[:, 1:]
+    ends = np.minimum.accumulate(np.where(last, cols + 1, width)[:, ::-1], axis=1)[:, ::-1]
+    return starts, ends
+
+
+def _expected(prefix: np.ndarray, depth: np.ndarray, ties) -> np.ndarray:
+    """How many of the top ``depth`` count (``prefix``: their prefix counts).
+
+    Under ``ties="average"`` the mean over every order of the tied rows, as the kernel's
+    ``_expected``.
+    """
+    plain = _at(prefix, depth).astype(np.float64)
+    if ties is None:
+        return plain
+    starts, ends = ties
+    last = np.maximum(depth - 1, 0)[:, None]
+    start = np.take_along_axis(starts, last, axis=1)[:, 0]
+    end = np.take_along_axis(ends, last, axis=1)[:, 0]
+    full = _at(prefix, start)
+    group = _at(prefix, end) - full
+    cut = (depth > 0) & (end > depth)
+    return np.where(cut, full + (group * (depth - start)) / np.maximum(end - start, 1), plain)
+
+
+def _group_means(values: np.ndarray, ties) -> np.ndarray:
+    """``values``, or under ``ties="average"`` each rank's tie-group mean.
+
+    A group's values are summed in rank order, as the kernel adds them.
+    """
+    if ties is None:
+        return values
+    starts, ends = ties
+    n_rows, width = values.shape
+    group = (starts + (np.arange(n_rows) * width)[:, None]).ravel()
+    totals = np.bincount(group, weights=values.ravel(), minlength=n_rows * width)
+    return (totals[group] / (ends - starts).ravel()).reshape(n_rows, width)
 
 
 def _with_a_row(plan: MeasurePlan) -> MeasurePlan:
@@ -135,7 +188,7 @@ def _powers(p: float, width: int) -> np.ndarray:
     return np.cumprod(factors)
 
 
-def _rbp(plan, queries, labels, depth, level, p, rule) -> np.ndarray:
+def _rbp(plan, queries, labels, depth, level, p, rule, ties) -> np.ndarray:
     judged = labels >= 0.0
     if rule == 0:  # the grade over the query's largest judgment grade, when above 1
         top = plan.top_grade[queries]
@@ -146,13 +199,14 @@ def _rbp(plan, queries, labels, depth, level, p, rule) -> np.ndarray:
     else:
         gains = np.where(judged & (labels >= level), 1.0, 0.0)
     weights = _powers(p, labels.shape[1])[:-1]
-    return (1.0 - p) * _at(_prefix(gains * weights), depth)
+    return (1.0 - p) * _at(_prefix(_group_means(gains, ties) * weights), depth)
 
 
-def _rbp_residual(labels, valid, n, p) -> np.ndarray:
+def _rbp_residual(labels, valid, n, p, ties) -> np.ndarray:
     unjudged = valid & ~(labels >= 0.0)
     powers = _powers(p, labels.shape[1])
-    within = _at(_prefix(np.where(unjudged, powers[:-1], 0.0)), n)
+    gains = _group_means(np.where(unjudged, 1.0, 0.0), ties)
+    within = _at(_prefix(gains * powers[:-1]), n)
     return np.where(unjudged.any(axis=1), powers[n] + (1.0 - p) * within, 0.0)
 
 
@@ -167,19 +221,20 @@ def _err(plan, labels, depth, ranks) -> np.ndarray:
 
 
 def _dividing_by_r(
-    plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, ranks, j
+    plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, ranks, j, ties
 ) -> np.ndarray:
     """The measures dividing by R; NaN where R = 0 (the core applies the no-relevant rule)."""
     _, cutoff, counts, choice, choice2 = (int(v) for v in plan.measures[j])
     level, param = plan.params[j, 1], plan.params[j, 0]
     n = np.diff(plan.offsets)[queries]
     r = np.maximum(big_r, 1)
+    expected = _expected(hit_prefix, depth, ties)
     if kind == C.M_R:
-        value = hits / (r if choice == 0 or cutoff < 0 else np.minimum(r, cutoff))
+        value = expected / (r if choice == 0 or cutoff < 0 else np.minimum(r, cutoff))
     elif kind == C.M_F1:
         p_slots = slots_k if choice == 0 else depth
-        precision = np.where(p_slots > 0, hits / np.maximum(p_slots, 1), 0.0)
-        recall = hits / (r if choice2 == 0 or cutoff < 0 else np.minimum(r, cutoff))
+        precision = np.where(p_slots > 0, expected / np.maximum(p_slots, 1), 0.0)
+        recall = expected / (r if choice2 == 0 or cutoff < 0 else np.minimum(r, cutoff))
         both = precision + recall
         value = np.where(both == 0.0, 0.0, 2.0 * precision * recall / both)
     elif kind == C.M_AP:
@@ -188,7 +243,7 @@ def _dividing_by_r(
         total = _at(_prefix(terms), depth)
         value = total / (r if choice == 0 or cutoff < 0 else np.minimum(r, cutoff))
     elif kind == C.M_RPREC:
-        value = _at(hit_prefix, np.minimum(r, n)) / r
+        value = _expected(hit_prefix, np.minimum(r, n), ties) / r
     elif kind == C.M_BPREF:
         big_n = plan.nonrelevant[queries, counts]
         considered = ~np.isnan(labels)

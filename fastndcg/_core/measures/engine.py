@@ -54,6 +54,9 @@ _KIND_CODES = {
     "ERR": C.M_ERR,
 }
 _BY_DOCID = (*KEYED_TIES, "docid_asc")
+# under ties="average" (the mean over every order of tied rows), the measures computed are
+# those linear in what each rank holds (a tie group's rank holds the group's mean); these are not
+_NOT_LINEAR = ("AP", "GMAP", "RR", "Success", "ERR", "Bpref", "IPrec")
 
 
 @dataclass(frozen=True)
@@ -147,14 +150,19 @@ def _ties(provider: Provider, definition: Definition, scoring: Scoring) -> str:
 
 
 def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
-    """``ties="average"`` is defined for nDCG and DCG only: the others need a tie order."""
+    """Refuse ``ties="average"`` for the measures it is not computed for.
+
+    It is computed for those linear in what each rank holds (nDCG, DCG, P, R, F1, R-Prec,
+    RBP, Judged, the counts); the others need a tie order.
+    """
     if ties != "average":
         return
-    ordered = [measure.name for measure in measures if measure.kind not in _SCORED]
+    ordered = [measure.name for measure in measures if measure.kind in _NOT_LINEAR]
     if ordered:
         raise OptionError(
-            f"`ties='average'` (the expected value over every order of tied scores) is "
-            f"computed for nDCG and DCG only, not for {ordered[0]!r}",
+            f"`ties='average'` (the mean over every order of tied scores) is computed for the "
+            f"measures that add up what each rank holds (nDCG, P, R, F1, R-Prec, RBP, Judged), "
+            f"not for {ordered[0]!r}",
             option="ties",
             value="average",
             fix="pass a tie order: `ties='stable'` (input order), `'docid_desc'` (TREC runs: "
@@ -276,7 +284,7 @@ def _measured(
         nonrelevant=readonly(nonrelevant),
         top_grade=readonly(top_grade),
         err_stop=readonly(err_stop),
-        depth=_depth(measures),
+        depth=-1 if ties == "average" else _depth(measures),  # tie groups: the whole ranking
     )
     return backend.measures(plan), relevant[:, [columns.index(level) for level in levels]]
 

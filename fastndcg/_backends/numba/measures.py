@@ -6,11 +6,18 @@ row's judgment grade, NaN when the document has no judgment; a measure that divi
 number of relevant judgments ``R`` (recall, AP, R-Prec, bpref, IPrec, F1) gives NaN when
 ``R = 0``, and the core applies the definition's rule for such queries.
 
-The kernel takes plain tuples (``MeasureArgs``), no Python objects, and never raises; every
-helper it calls lives in this file (Numba's cache notices changes to this file only). Sums run
-left to right over the ranks, as the NumPy twin's prefix sums do, so both backends give the
-same bits; each query is computed by the same serial code whatever chunk it falls in, so
-results do not depend on the thread count.
+A query is ranked whole (a merge sort of insertion-sorted runs) when a measure reads the whole
+ranking, else only its top ``depth`` rows (an insertion buffer: most rows cost one comparison).
+Under ``ties="average"`` the tie groups of the ranking are found, and the measures linear in
+what each rank holds give each rank of a group the group's mean (see :func:`_expected`).
+
+The kernel takes one record of its inputs (``MeasureArgs``), no Python objects, and never
+raises; it names the record's fields on entry, and its helpers take plain values and small
+tuples: a helper called per comparison with the whole record copied it at each call (15x
+slower). Every helper lives in this file (Numba's cache notices changes to this file only).
+Sums run left to right over the ranks, as the NumPy twin's prefix sums do, so both backends
+give the same bits; each query is computed by the same serial code whatever chunk it falls in,
+so results do not depend on the thread count.
 """
 
 from __future__ import annotations

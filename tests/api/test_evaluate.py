@@ -386,3 +386,24 @@ def test_rows_in_ranked_order_need_no_tie_rule():
     assert result.options["ties"] == "ranked input"
     expected = fastndcg.ndcg([0, 2, 1], k=3, gain="linear")
     assert result["nDCG@3"] == float(expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_empty_run_scores_every_judged_query_as_an_empty_ranking(backend):
+    import pyarrow as pa
+
+    qrels = pa.table({"qid": ["1", "1", "2"], "docid": ["a", "b", "c"], "grade": [1, 0, 2]})
+    run = pa.table(
+        {
+            "qid": pa.array([], pa.string()),
+            "docid": pa.array([], pa.string()),
+            "score": pa.array([], pa.float64()),
+        }
+    )
+    names = ["map", "P@5", "nDCG@5", "num_rel", "num_q"]
+    result = fastndcg.evaluate_run(
+        qrels, run, measures=names, preset="trec_eval", missing="zero", backend=backend
+    )
+    assert list(result.query_ids) == ["1", "2"]
+    assert result.per_query.tolist() == [[0.0, 0.0, 0.0, 1.0, 1.0]] * 2
+    assert result.n_missing == 2

@@ -171,7 +171,7 @@ def _group_means(values: np.ndarray, ties) -> np.ndarray:
 def _with_a_row(plan: MeasurePlan) -> MeasurePlan:
     """``plan`` with one row that no query owns (what padding reads when there is no row)."""
     scores = None if plan.scores is None else np.zeros(1)
-    return replace(plan, labels=np.full(1, np.nan), scores=scores)
+    return replace(plan, labels=np.full(1, np.nan), scores=scores, tie_key=np.zeros(1, np.int64))
 
 
 def _judged(labels: np.ndarray, nonnegative: bool) -> np.ndarray:

@@ -122,8 +122,9 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     compiled = _compiled_around_warmup(tmp_path)
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
-    assert len(after) == 9
+    assert len(after) == 11
     assert "score_queries" not in compiled["in warmup"]
+    assert "measure_queries" in compiled["in warmup"]
     assert {"scan_floats", "scan_integers", "run_starts", "stray_whitespace"} <= set(
         compiled["in warmup"]
     )

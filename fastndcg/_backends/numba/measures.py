@@ -252,6 +252,60 @@ def _expected(ranked, depth, level, what, ties):
 
 
 @njit(cache=True)
+def _first_group(ranked, depth, level, ends):
+    """The first tie group starting above ``depth`` that holds a relevant row.
+
+    Its start, its end and its relevant rows; (-1, -1, 0) when there is none.
+    """
+    i = 0
+    while i < depth:
+        end = ends[i]
+        found = _count(ranked, i, end, level, 0)
+        if found > 0:
+            return i, end, found
+        i = end
+    return -1, -1, 0
+
+
+@njit(cache=True)
+def _expected_success(ranked, depth, level, ends):
+    """Success@k's mean over every order of tied rows.
+
+    1 - P(none of the first relevant group's ranks above the cut is relevant): a
+    hypergeometric product.
+    """
+    start, end, found = _first_group(ranked, depth, level, ends)
+    if found == 0:
+        return 0.0
+    if end <= depth:
+        return 1.0
+    size = end - start
+    none = 1.0
+    for i in range(depth - start):
+        none *= (size - found - i) / (size - i)
+    return 1.0 - none
+
+
+@njit(cache=True)
+def _expected_rr(ranked, depth, level, ends):
+    """RR@k's mean over every order of tied rows.
+
+    The first relevant row is in the first group that holds one, at its j-th rank with
+    probability P(none before) * found / (size - j + 1).
+    """
+    start, end, found = _first_group(ranked, depth, level, ends)
+    if found == 0:
+        return 0.0
+    size = end - start
+    total = 0.0
+    none = 1.0  # P(no relevant row at the group's first j - 1 ranks)
+    for j in range(1, min(size - found + 1, depth - start) + 1):
+        total += none * (found / (size - j + 1)) / (start + j)
+        none *= (size - found - j + 1) / (size - j + 1)
+    return total
+
+
+@njit(cache=True)
 def _average_precision(ranked, depth, level):
     total = 0.0
     found = 0
@@ -393,11 +447,15 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ti
         slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
         return _expected(ranked, depth, level, 0, ties) / slots if slots > 0 else 0.0
     if kind == M_RR:
+        if ties[0]:
+            return _expected_rr(ranked, depth, level, ties[2])
         for i in range(depth):
             if ranked[i] >= level:
                 return 1.0 / (i + 1)
         return 0.0
     if kind == M_SUCCESS:
+        if ties[0]:
+            return _expected_success(ranked, depth, level, ties[2])
         return 1.0 if _count(ranked, 0, depth, level, 0) > 0 else 0.0
     if kind == M_RBP:
         return _rbp(ranked, depth, level, param, choice, top_grade, ties)

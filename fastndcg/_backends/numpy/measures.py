@@ -93,6 +93,8 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
         elif kind == C.M_P:
             slots = slots_k if choice == 0 else depth
             value = np.where(slots > 0, expected / np.maximum(slots, 1), 0.0)
+        elif kind in (C.M_RR, C.M_SUCCESS) and ties is not None:
+            value = _first_relevant_group(relevant, depth, ties, kind == C.M_RR)
         elif kind == C.M_RR:
             first = np.argmax(relevant, axis=1)
             found = relevant.any(axis=1) & (first < depth)
@@ -152,6 +154,40 @@ def _expected(prefix: np.ndarray, depth: np.ndarray, ties) -> np.ndarray:
     group = _at(prefix, end) - full
     cut = (depth > 0) & (end > depth)
     return np.where(cut, full + (group * (depth - start)) / np.maximum(end - start, 1), plain)
+
+
+def _first_relevant_group(relevant, depth, ties, reciprocal) -> np.ndarray:
+    """RR@k (``reciprocal``) or Success@k under ``ties="average"``.
+
+    As the kernel's ``_expected_rr`` and ``_expected_success``: from the first tie group above
+    the cut that holds a relevant row.
+    """
+    starts, ends = ties
+    n_rows, width = relevant.shape
+    group = (starts + (np.arange(n_rows) * width)[:, None]).ravel()
+    found_in = np.bincount(group, weights=relevant.ravel(), minlength=n_rows * width)
+    found_at = found_in[group].reshape(n_rows, width).astype(np.int64)
+    cols = np.arange(width)
+    candidate = (found_at > 0) & (cols[None, :] < depth[:, None])
+    exists = candidate.any(axis=1)
+    start = np.argmax(candidate, axis=1)  # the group's first rank
+    at = start[:, None]
+    end = np.take_along_axis(ends, at, axis=1)[:, 0]
+    found = np.take_along_axis(found_at, at, axis=1)[:, 0]
+    size = (end - start)[:, None]
+    j = cols[None, :] + 1  # the j-th rank of the group
+    if reciprocal:
+        reach = np.ones((n_rows, width))
+        reach[:, 1:] = ((size - found[:, None] - j + 1) / (size - j + 1))[:, :-1]
+        terms = np.cumprod(reach, axis=1) * (found[:, None] / (size - j + 1)) / (start[:, None] + j)
+        last = np.minimum(size[:, 0] - found + 1, depth - start)
+        value = _at(_prefix(terms), np.maximum(last, 0))
+    else:
+        factors = (size - found[:, None] - cols[None, :]) / (size - cols[None, :])
+        none = np.cumprod(factors, axis=1)
+        taken = np.maximum(np.minimum(depth - start, size[:, 0]) - 1, 0)[:, None]
+        value = np.where(end <= depth, 1.0, 1.0 - np.take_along_axis(none, taken, axis=1)[:, 0])
+    return np.where(exists, value, 0.0)
 
 
 def _group_means(values: np.ndarray, ties) -> np.ndarray:

@@ -54,9 +54,10 @@ _KIND_CODES = {
     "ERR": C.M_ERR,
 }
 _BY_DOCID = (*KEYED_TIES, "docid_asc")
-# under ties="average" (the mean over every order of tied rows), the measures computed are
-# those linear in what each rank holds (a tie group's rank holds the group's mean); these are not
-_NOT_LINEAR = ("AP", "GMAP", "RR", "Success", "ERR", "Bpref", "IPrec")
+# under ties="average" (the mean over every order of tied rows) the kernels compute the measures
+# linear in what each rank holds (a tie group's rank holds the group's mean), and RR and Success
+# (from the first group holding a relevant row); not these
+_NOT_AVERAGED = ("AP", "GMAP", "ERR", "Bpref", "IPrec")
 
 
 @dataclass(frozen=True)
@@ -153,16 +154,15 @@ def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
     """Refuse ``ties="average"`` for the measures it is not computed for.
 
     It is computed for those linear in what each rank holds (nDCG, DCG, P, R, F1, R-Prec,
-    RBP, Judged, the counts); the others need a tie order.
+    RBP, Judged, the counts), and RR and Success; the others need a tie order.
     """
     if ties != "average":
         return
-    ordered = [measure.name for measure in measures if measure.kind in _NOT_LINEAR]
+    ordered = [measure.name for measure in measures if measure.kind in _NOT_AVERAGED]
     if ordered:
         raise OptionError(
-            f"`ties='average'` (the mean over every order of tied scores) is computed for the "
-            f"measures that add up what each rank holds (nDCG, P, R, F1, R-Prec, RBP, Judged), "
-            f"not for {ordered[0]!r}",
+            f"`ties='average'` (the mean over every order of tied scores) is computed for nDCG, "
+            f"P, R, F1, R-Prec, RR, Success, RBP and Judged, not for {ordered[0]!r}",
             option="ties",
             value="average",
             fix="pass a tie order: `ties='stable'` (input order), `'docid_desc'` (TREC runs: "

@@ -59,8 +59,8 @@ def evaluate(
         The options of :func:`fastndcg.ndcg` (``gain``, ``ties``, ``zero_idcg``, ``backend``...).
         ``zero_idcg`` also says what the measures dividing by the number of relevant judgments
         give a query without any (presets: 0). ``ties="average"`` (the mean over every order of
-        tied scores) is computed for nDCG, DCG, P, R, F1, R-Prec, RR, Success, RBP, Judged and
-        the counts; AP, GMAP, ERR, bpref and IPrec need a tie order (``ties="stable"``...).
+        tied scores) is computed for nDCG, DCG, P, R, F1, AP, R-Prec, RR, Success, RBP, Judged
+        and the counts; GMAP, ERR, bpref and IPrec need a tie order (``ties="stable"``...).
 
     Returns
     -------

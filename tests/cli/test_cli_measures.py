@@ -98,7 +98,7 @@ def test_relevance_level_flag(capsys):
     ("args", "message"),
     [
         (["-m", "ndgc@10"], "ndcg@10"),
-        (["-m", "AP"], "--ties"),
+        (["-m", "bpref"], "--ties"),
         (["-m", "P@10", "-k", "10", "--ties", "stable"], "name nDCG@k"),
         (["-m", "P@10", "--preset", "gdeval"], "gdeval"),
     ],

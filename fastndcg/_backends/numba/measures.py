@@ -306,6 +306,30 @@ def _expected_rr(ranked, depth, level, ends):
 
 
 @njit(cache=True)
+def _expected_precisions(ranked, depth, level, ends):
+    """AP@k's sum of precisions under ``ties="average"``, its mean over every order of tied rows.
+
+    Each rank ``j`` of a tie group of ``size`` rows, ``found`` relevant, holds a relevant row
+    with probability found / size, and then the group's other relevant rows above it number
+    (j - 1)(found - 1)/(size - 1) on average (McSherry and Najork, ECIR 2008).
+    """
+    total = 0.0
+    before = 0  # relevant rows of the groups above
+    i = 0
+    while i < depth:
+        end = ends[i]
+        size = end - i
+        found = _count(ranked, i, end, level, 0)
+        if found > 0:
+            for j in range(1, min(size, depth - i) + 1):
+                inner = 0.0 if size == 1 else (j - 1) * (found - 1) / (size - 1)
+                total += (found / size) * (before + 1 + inner) / (i + j)
+        before += found
+        i = end
+    return total
+
+
+@njit(cache=True)
 def _average_precision(ranked, depth, level):
     total = 0.0
     found = 0
@@ -486,7 +510,10 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ti
             return 0.0
         return 2.0 * precision * recall / (precision + recall)
     if kind == M_AP:
-        total = _average_precision(ranked, depth, level)
+        if ties[0]:
+            total = _expected_precisions(ranked, depth, level, ties[2])
+        else:
+            total = _average_precision(ranked, depth, level)
         return total / (big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff))
     if kind == M_RPREC:
         return _expected(ranked, min(big_r, n), level, 0, ties) / big_r

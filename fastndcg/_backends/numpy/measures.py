@@ -190,6 +190,25 @@ def _first_relevant_group(relevant, depth, ties, reciprocal) -> np.ndarray:
     return np.where(exists, value, 0.0)
 
 
+def _expected_precisions(relevant, hit_prefix, ties, ranks) -> np.ndarray:
+    """Each rank's term of AP's sum under ``ties="average"``.
+
+    As the kernel's ``_expected_precisions``: (found / size) * (before + 1 + (j - 1)(found -
+    1)/(size - 1)) / rank.
+    """
+    starts, ends = ties
+    n_rows, width = relevant.shape
+    group = (starts + (np.arange(n_rows) * width)[:, None]).ravel()
+    found_in = np.bincount(group, weights=relevant.ravel(), minlength=n_rows * width)
+    found = found_in[group].reshape(n_rows, width).astype(np.int64)
+    size = ends - starts
+    before = np.take_along_axis(hit_prefix, starts, axis=1)
+    j = np.arange(width)[None, :] - starts + 1
+    inner = np.where(size == 1, 0.0, (j - 1) * (found - 1) / np.maximum(size - 1, 1))
+    terms = (found / size) * (before + 1 + inner) / ranks
+    return np.where(found > 0, terms, 0.0)
+
+
 def _group_means(values: np.ndarray, ties) -> np.ndarray:
     """``values``, or under ``ties="average"`` each rank's tie-group mean.
 
@@ -275,7 +294,10 @@ def _dividing_by_r(
         value = np.where(both == 0.0, 0.0, 2.0 * precision * recall / both)
     elif kind == C.M_AP:
         relevant = labels >= level
-        terms = np.where(relevant, hit_prefix[:, 1:] / ranks, 0.0)
+        if ties is None:
+            terms = np.where(relevant, hit_prefix[:, 1:] / ranks, 0.0)
+        else:
+            terms = _expected_precisions(relevant, hit_prefix, ties, ranks)
         total = _at(_prefix(terms), depth)
         value = total / (r if choice == 0 or cutoff < 0 else np.minimum(r, cutoff))
     elif kind == C.M_RPREC:

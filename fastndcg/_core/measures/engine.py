@@ -55,9 +55,10 @@ _KIND_CODES = {
 }
 _BY_DOCID = (*KEYED_TIES, "docid_asc")
 # under ties="average" (the mean over every order of tied rows) the kernels compute the measures
-# linear in what each rank holds (a tie group's rank holds the group's mean), and RR and Success
-# (from the first group holding a relevant row); not these
-_NOT_AVERAGED = ("AP", "GMAP", "ERR", "Bpref", "IPrec")
+# linear in what each rank holds (a tie group's rank holds the group's mean), RR and Success
+# (from the first group holding a relevant row) and AP (McSherry and Najork); not these (GMAP:
+# the mean of a log over the orders is not the log of AP's mean)
+_NOT_AVERAGED = ("GMAP", "ERR", "Bpref", "IPrec")
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
     """Refuse ``ties="average"`` for the measures it is not computed for.
 
     It is computed for those linear in what each rank holds (nDCG, DCG, P, R, F1, R-Prec,
-    RBP, Judged, the counts), and RR and Success; the others need a tie order.
+    RBP, Judged, the counts), and RR, Success and AP; the others need a tie order.
     """
     if ties != "average":
         return
@@ -162,7 +163,7 @@ def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
     if ordered:
         raise OptionError(
             f"`ties='average'` (the mean over every order of tied scores) is computed for nDCG, "
-            f"P, R, F1, R-Prec, RR, Success, RBP and Judged, not for {ordered[0]!r}",
+            f"P, R, F1, AP, R-Prec, RR, Success, RBP and Judged, not for {ordered[0]!r}",
             option="ties",
             value="average",
             fix="pass a tie order: `ties='stable'` (input order), `'docid_desc'` (TREC runs: "

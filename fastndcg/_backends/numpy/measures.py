@@ -4,7 +4,9 @@ Queries are bucketed by length and padded into dense blocks, ranked by the scori
 ``_rank_order``, and every measure is a few array operations over the block's ranked labels
 (NaN: no judgment, and padding). Sums are prefix sums along the ranks (``np.cumsum`` adds left
 to right, as the kernel's loops do), and repeated products are cumulative products, so both
-backends give the same bits.
+backends give the same bits. Under ``ties="average"`` the block's tie groups are found once and
+the measures take the kernel's formulas (a group's mean, the part of a group above a cut, the
+first group holding a relevant row, AP's expected precisions).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from baselines import floor, plain_numba_kernel
 
 PLAIN_ROUNDS = 3
 LONG_ROWS = 10_000
+SEVEN = ["nDCG@10", "P@10", "R@10", "RR@10", "AP@10", "Success@10", "ERR@10"]  # issue 37
 
 
 def issue_data(n_queries: int, length: int | None = None, seed: int = 0) -> dict[str, tuple]:
@@ -132,6 +133,13 @@ def main() -> None:
         "k=None": dict(k=None, ties="stable"),
     }.items():
         targets["float64", one, name] = Target(ndcg(lists, one, **options), one)
+    offsets, grades, scores = lists
+    targets["float64", one, "seven measures"] = Target(
+        lambda: fastndcg.evaluate(
+            grades, scores, offsets=offsets, measures=SEVEN, ties="stable", n_threads=one
+        ),
+        one,
+    )
     targets["long", one, "floor"] = Target(lambda: floor(*long_lists[1:]), one)
     for name, k in (("k=10", 10), ("k=None", None)):
         targets["long", one, name] = Target(ndcg(long_lists, one, k=k, ties="stable"), one)
@@ -172,6 +180,9 @@ def main() -> None:
     six, hundred_s = best["float64", one, "six cutoffs"], best["float64", one, "k=100"]
     row("`k=100`: vs floor", one, "float64", hundred_s, hundred_s / floor_one, "")
     row("six cutoffs: vs `k=100`", one, "float64", six, six / hundred_s, "<= 1.2x")
+    seven = best["float64", one, "seven measures"]
+    row(f"{', '.join(SEVEN)} in one `evaluate`: vs `ndcg(k=10)`", one, "float64", seven,
+        seven / stable, "<= 1.5x")  # fmt: skip
     whole = best["float64", one, "k=None"]
     row("`k=None`: vs floor", one, "float64", whole, whole / floor_one, "no slower")
     long_floor = best["long", one, "floor"]

@@ -1,6 +1,7 @@
 """fastndcg: NDCG for millions of queries, under every definition in use, exactly and fast.
 
-The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit-learn's.
+The main entry point is :func:`ndcg`; :func:`ndcg_score` is a drop-in for scikit-learn's;
+:func:`evaluate` and :func:`evaluate_run` compute the measures reported beside NDCG.
 """
 
 from fastndcg._api import ndcg
@@ -15,6 +16,7 @@ from fastndcg._compare import (
 )
 from fastndcg._compare.explain import explain
 from fastndcg._compare.explanation import QueryExplanation
+from fastndcg._core.measures import Measure
 from fastndcg._errors import (
     BackendUnavailableError,
     ColumnNotFoundError,
@@ -24,9 +26,10 @@ from fastndcg._errors import (
     OptionError,
     OptionTypeError,
 )
+from fastndcg._evaluate import evaluate, evaluate_run
 from fastndcg._parquet import ndcg_parquet
 from fastndcg._presets import Preset, presets, ranx_gain
-from fastndcg._result import NDCGResult
+from fastndcg._result import MeasuresResult, NDCGResult
 from fastndcg._runtime import warmup
 from fastndcg._scorer import Scorer
 from fastndcg._sklearn import InvalidParameterError, ndcg_score
@@ -42,6 +45,8 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "InvalidParameterError",
+    "Measure",
+    "MeasuresResult",
     "NDCGResult",
     "OptionError",
     "OptionTypeError",
@@ -55,6 +60,8 @@ __all__ = [
     "compare_definitions",
     "compare_runs",
     "compare_table",
+    "evaluate",
+    "evaluate_run",
     "explain",
     "ndcg",
     "ndcg_parquet",

@@ -135,6 +135,88 @@ class NDCGResult:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True, repr=False, eq=False)
+class MeasuresResult:
+    """Several measures of many queries (:func:`fastndcg.evaluate`, :func:`fastndcg.evaluate_run`).
+
+    Attributes
+    ----------
+    measures : tuple of str
+        The measures' names as given (a trec_eval name standing for several measures, such as
+        ``P.5,10``, gives one name per measure as trec_eval prints it: ``P_5``, ``P_10``).
+    per_query : ndarray of float64, shape (n_queries, len(measures))
+        Each query's value of each measure; NaN where the query is skipped (no relevant
+        judgment under ``zero_idcg="skip"``).
+    mean : ndarray of float64, shape (len(measures),)
+        The summary of each measure over the queries not skipped: the mean, the sum for counts
+        (``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``), the geometric mean for ``GMAP``.
+    query_ids : ndarray, shape (n_queries,)
+        Query identifiers in result order.
+    n_skipped : ndarray of int64, shape (len(measures),)
+        Queries left out of each measure's summary.
+    options : dict
+        The options the values were computed with.
+    n_missing : int
+        Judged queries absent from the run (:func:`fastndcg.evaluate_run`).
+    n_unjudged : int
+        Queries of the run without judgments, ignored (:func:`fastndcg.evaluate_run`).
+    """
+
+    measures: tuple[str, ...]
+    per_query: np.ndarray
+    mean: np.ndarray
+    query_ids: np.ndarray
+    n_skipped: np.ndarray
+    options: dict[str, Any] = field(default_factory=dict)
+    n_missing: int = 0
+    n_unjudged: int = 0
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return int(self.per_query.shape[0])
+
+    def __getitem__(self, name: str) -> float:
+        """The summary of measure ``name`` (one of :attr:`measures`)."""
+        if name not in self.measures:
+            raise KeyError(f"{name!r} was not computed; the measures are {self.measures}")
+        return float(self.mean[self.measures.index(name)])
+
+    def _columns(self) -> dict[str, np.ndarray]:
+        columns: dict[str, np.ndarray] = {"query_id": self.query_ids}
+        for j, name in enumerate(self.measures):
+            columns[name] = self.per_query[:, j]
+        return columns
+
+    def to_arrow(self) -> Any:
+        """Per-query values as a ``pyarrow.Table``: ``query_id``, then one column per measure."""
+        import pyarrow as pa
+
+        return pa.table(self._columns())
+
+    def to_pandas(self) -> Any:
+        """Per-query values as a ``pandas.DataFrame`` (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from exc
+        return pd.DataFrame(self._columns())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{key}={value!r}" for key, value in self.options.items())
+        lines = [f"MeasuresResult(n_queries={self.n_queries}{', ' if shown else ''}{shown})"]
+        if self.n_missing or self.n_unjudged:
+            lines.append(
+                f"  judged queries missing from the run: {self.n_missing}; "
+                f"run queries without judgments (ignored): {self.n_unjudged}"
+            )
+        width = max(8, *(len(name) for name in self.measures))
+        lines.append(f"  {'measure':<{width}}  {'value':>10}  {'skipped':>8}")
+        for j, name in enumerate(self.measures):
+            lines.append(f"  {name:<{width}}  {self.mean[j]:>10.6f}  {int(self.n_skipped[j]):>8}")
+        return "\n".join(lines)
+
+
 def _finite(value: Any) -> Any:
     """``value``, or None for a float that is not finite."""
     return None if isinstance(value, float) and not math.isfinite(value) else value

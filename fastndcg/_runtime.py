@@ -66,6 +66,7 @@ def _warm_up(backend: Any, compare: bool) -> None:
     import pyarrow as pa
 
     from fastndcg._api import ndcg
+    from fastndcg._evaluate import evaluate
     from fastndcg._tables import ndcg_table
     from fastndcg.trec import ndcg_run
 
@@ -95,6 +96,7 @@ def _warm_up(backend: Any, compare: bool) -> None:
                 table = pa.table({"qid": qid, "grade": grade_column, "score": scores})
                 ndcg_table(table, k=[1, None], backend=name)
         ndcg(grades.astype(float), scores.astype(np.float32), k=2, backend=name)
+        evaluate(grades, scores, qid=qid, measures=["P@1", "AP"], ties="stable", backend=name)
         # compact columns, as Parquet files often hold them
         compact = {"grade": grades.astype(np.int8), "score": scores.astype(np.float32)}
         ndcg_table(pa.table({"qid": qid, **compact}), k=[1, None], backend=name)

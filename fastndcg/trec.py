@@ -143,6 +143,10 @@ class Prepared(NamedTuple):
     qrels_row: Callable[[int], str]
     run_rows: np.ndarray | None  # the run row of each kept row (None: every row kept)
     run_table: Any
+    # for the measures: each layout row's grade as judged (NaN: unjudged), every judgment of
+    # each scored query (offsets, grades as judged)
+    labels: np.ndarray | None = None
+    judgments: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _prepare(
@@ -153,8 +157,12 @@ def _prepare(
     max_docs: int | None,
     real_grades: bool,
     options: dict[str, Any],
+    measures: bool = False,
 ) -> Prepared:
-    """Read, check and join ``run`` with ``qrels``: what :func:`ndcg_run` then scores."""
+    """Read, check and join ``run`` with ``qrels``: what :func:`ndcg_run` then scores.
+
+    ``measures``: also the grades as judged, which the measures beside NDCG read.
+    """
     missing = parse("missing", missing)
     ours, _ = split_options(options, "ndcg_run()", data_options(RUN))
     ours.setdefault("ideal", "global")
@@ -188,7 +196,8 @@ def _prepare(
     judgment_codes = check_unique_pairs(judgments_table, judged_ids, "qrels", qrels_row, backend)
     codes = RunCodes.encode(run_table, run_ids, judgment_codes, judged_ids)
 
-    grades, judged = codes.grades(judged_grades, run_row, backend)
+    labels, judged = codes.grades(judged_grades, run_row, backend, clip=False)
+    grades = np.fmax(labels, 0.0)  # negative grades and NaN (unjudged) become 0
     absent = codes.absent_queries(judgments_table)
     if missing == "error" and len(absent):
         checked_stats(run_scores, "scores", run_row, backend, integral=False)  # the rows' first
@@ -213,7 +222,7 @@ def _prepare(
     if keep is not None and keep.all():
         keep = None
     if keep is not None:
-        grades = grades[keep]
+        grades, labels = grades[keep], labels[keep]
         tie_key = None if tie_key is None else tie_key[keep]
 
     with definition.threads():
@@ -234,6 +243,13 @@ def _prepare(
                 judgments_table, judged_grades, absent if missing == "zero" else None
             )
             ideal = {"ideal_grades": ideal_grades, "ideal_offsets": ideal_offsets}
+    judgments = None
+    if measures:
+        judgments = codes.ideal_lists(
+            judgments_table, judged_grades, absent if missing == "zero" else None, clip=False
+        )
+        if layout.row_order is not None:
+            labels = labels[layout.row_order]
     return Prepared(
         definition,
         layout,
@@ -245,6 +261,8 @@ def _prepare(
         qrels_row,
         None if keep is None else np.flatnonzero(keep),
         run_table,
+        labels if measures else None,
+        judgments,
     )
 
 

@@ -61,3 +61,18 @@ def gain_option(name):
 
 def discount_option(name):
     return {"array": DISCOUNT_ARRAY, "callable": reciprocal_sqrt}.get(name, name)
+
+
+@st.composite
+def judged_lists(draw, max_queries=5, max_len=10):
+    """TREC-like queries: each ranked document's judgment (None: unjudged; -1: in the pool, not
+    judged), judgments of documents not retrieved, and scores with many ties."""
+    queries = []
+    for _ in range(draw(st.integers(1, max_queries))):
+        n = draw(st.integers(0, max_len))
+        labels = draw(st.lists(st.sampled_from([None, -1, 0, 1, 2, 3, 4]), min_size=n, max_size=n))
+        unretrieved = draw(st.lists(st.sampled_from([-1, 0, 1, 2, 3]), max_size=4))
+        pool = draw(st.sampled_from([[0.0, 1.0], [0.5, 1.0, 2.0, 3.0], [-1.0, 0.0, 0.25, 4.0]]))
+        scores = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+        queries.append((labels, unretrieved, scores))
+    return queries

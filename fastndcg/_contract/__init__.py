@@ -23,6 +23,7 @@ from fastndcg._contract.protocol import (
     GradeCheckingBackend,
     ListScorer,
     ListScoringBackend,
+    MeasuresBackend,
 )
 from fastndcg._contract.records import (
     GRADE_SLOTS,
@@ -31,6 +32,7 @@ from fastndcg._contract.records import (
     ColumnStats,
     DocumentIds,
     Layout,
+    MeasurePlan,
     Plan,
     input_row,
     readonly,
@@ -50,6 +52,8 @@ __all__ = [
     "Layout",
     "ListScorer",
     "ListScoringBackend",
+    "MeasurePlan",
+    "MeasuresBackend",
     "Plan",
     "input_row",
     "readonly",

@@ -54,3 +54,30 @@ TOPUP_DOMAIN = 0x544F505550445257  # "TOPUPDRW"
 POISSON_WIDTH = 12
 # Resamples the resampling kernels advance together (a chunk of resamples starts at a multiple).
 RESAMPLE_LANES = 64
+
+# The measures beside NDCG that the measure kernels compute (nDCG and DCG go through the
+# scoring kernels), and the columns of a measure's row in ``MeasurePlan.measures``.
+M_NUM_Q = 0
+M_NUM_RET = 1
+M_NUM_REL = 2
+M_NUM_REL_RET = 3
+M_AP = 4  # also GMAP's per-query AP
+M_RPREC = 5
+M_BPREF = 6
+M_RR = 7
+M_IPREC = 8
+M_P = 9
+M_R = 10
+M_SUCCESS = 11
+M_F1 = 12
+M_RBP = 13
+M_RBP_RESID = 14
+M_UNJUDGED = 15
+M_JUDGED = 16
+M_ERR = 17
+# columns of a measure's row: its kind, its cutoff (WHOLE_LIST: none), the column of the
+# per-query counts it reads (its relevance level and bpref's rule), and one choice code (the
+# denominator of P, R, AP, Judged: 0 the first of the definitions' values, 1 the second; bpref's
+# N = 0 rule; RBP's gain; IPrec's rounding; Judged's labels in the next column)
+M_KIND, M_CUTOFF, M_COUNTS, M_CHOICE, M_CHOICE2 = range(5)
+M_FIELDS = 5

@@ -7,6 +7,7 @@ capabilities, each a runtime-checkable protocol the core tests with ``isinstance
   :class:`Columns` it hands out;
 - :class:`ListScoringBackend`: it scores one list at a time with little per-call work (the fast
   path of :class:`fastndcg.Scorer`);
+- :class:`MeasuresBackend`: it computes the measures beside NDCG (P, R, AP, RR, ...);
 - :class:`CompiledBackend`: its kernels are compiled on first use, into a cache that
   ``fastndcg warmup`` fills ahead (by calling the entry points with the backend).
 
@@ -22,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fastndcg._contract.records import ColumnStats, DocumentIds, Plan
+from fastndcg._contract.records import ColumnStats, DocumentIds, MeasurePlan, Plan
 
 
 class Backend(Protocol):
@@ -260,6 +261,19 @@ class ListScoringBackend(Protocol):
 
         ``plan_of`` builds the plan of one list as :func:`fastndcg.ndcg` would; it is called
         once per length and grade range.
+        """
+        ...
+
+
+@runtime_checkable
+class MeasuresBackend(Protocol):
+    """A backend that computes the measures beside NDCG (:func:`fastndcg.evaluate`)."""
+
+    def measures(self, plan: MeasurePlan) -> np.ndarray:
+        """Every measure of every query, shape (n_queries, n_measures).
+
+        Bit-identical to the other backends' for any thread count; NaN where a measure
+        dividing by ``R`` meets a query without a relevant judgment.
         """
         ...
 

@@ -190,3 +190,57 @@ class DocumentIds:
     bounds: np.ndarray | None = None
     data: np.ndarray | None = None
     codes: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class MeasurePlan:
+    """What a backend needs to compute the measures beside NDCG: arrays and integer codes.
+
+    Every measure of a call is computed from one ranking per query (score descending, ties by
+    ``tie_mode``). Counts that need the judgments and not only the ranking (``R``, bpref's
+    ``N``, the largest grade) are computed once per query by the core.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64
+        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]``.
+    scores : ndarray of float64 or None
+        The scores as held (None: rows come in ranked order).
+    labels : ndarray of float64
+        Each row's judgment grade; NaN when its document has no judgment.
+    tie_mode, tie_key, seed
+        The tie rule (a code of :mod:`~fastndcg._contract.codes`), its key, its seed.
+    measures : ndarray of int64, shape (n_measures, codes.M_FIELDS)
+        Each measure's kind, cutoff, column of the counts, and choices (see ``codes.M_*``).
+    params : ndarray of float64, shape (n_measures, 2)
+        Each measure's parameter (RBP's p, IPrec's recall level) and relevance level.
+    relevant, nonrelevant : ndarray of int64, shape (n_queries, n_count_columns)
+        ``R`` (judgments at or above a level, retrieved or not) and bpref's ``N`` (judged
+        non-relevant), per query and counts column.
+    top_grade : ndarray of float64, shape (n_queries,)
+        The largest judgment grade of each query (0 without one): trec_eval's RBP scales by it.
+    err_stop : ndarray of float64
+        ERR's stopping probability of each integer grade.
+    depth : int
+        The most ranks any measure reads (its largest cutoff), or -1 when one reads the whole
+        ranking: a backend may rank only the top ``depth`` rows.
+    """
+
+    offsets: np.ndarray
+    scores: np.ndarray | None
+    labels: np.ndarray
+    tie_mode: int
+    tie_key: np.ndarray
+    seed: int
+    measures: np.ndarray
+    params: np.ndarray
+    relevant: np.ndarray
+    nonrelevant: np.ndarray
+    top_grade: np.ndarray
+    err_stop: np.ndarray
+    depth: int = -1
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return self.offsets.size - 1

@@ -118,10 +118,15 @@ class RunCodes:
         return pc.unique(qrels.column("qid").filter(pa.array(self.qrels_query < 0)))
 
     def grades(
-        self, judged_grades: np.ndarray, place: Callable[[int], str], backend: Backend
+        self,
+        judged_grades: np.ndarray,
+        place: Callable[[int], str],
+        backend: Backend,
+        clip: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Grade of every run row (0 if unjudged, negative grades clipped to 0), and judged or not.
 
+        ``clip=False`` leaves the grades as judged (NaN: unjudged) for the measures.
         ``judged_grades`` are the judgments' grades, in qrels order. Judged means a grade >= 0:
         trec_eval counts a negative grade as "in the pool, not judged". Also checks that no
         document appears twice in a query of the run (``place`` names the run's rows).
@@ -145,13 +150,14 @@ class RunCodes:
         if order is not None:
             labels[order] = labels.copy()
         judged = labels >= 0  # NaN (unjudged) is not
-        np.fmax(labels, 0.0, out=labels)  # negative grades and NaN (unjudged) become 0
+        if clip:
+            np.fmax(labels, 0.0, out=labels)  # negative grades and NaN (unjudged) become 0
         return labels, judged
 
     def ideal_lists(
-        self, qrels: pa.Table, grades: np.ndarray, absent: pa.Array | None
+        self, qrels: pa.Table, grades: np.ndarray, absent: pa.Array | None, clip: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every judgment grade (negative ones as 0) grouped by the scored queries, as CSR.
+        """Every judgment grade (negative ones as 0, if ``clip``) by scored query, as CSR.
 
         ``grades`` are the judgments' grades, in qrels order. The scored queries are those of
         :func:`_run_layout`: the run's queries in run order, then the ``absent`` ones (when they
@@ -169,7 +175,7 @@ class RunCodes:
         offsets, _, order = group_codes(target, range(n_queries))
         if order is not None:  # not already grouped in the scored order
             grades = grades[order]
-        return offsets, np.maximum(grades, 0.0)
+        return offsets, np.maximum(grades, 0.0) if clip else grades.astype(np.float64)
 
     def docid_descending_key(self, scores: np.ndarray, backend: Backend) -> np.ndarray:
         """Per run row, the place of its document id in descending byte order (trec_eval's ties).

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from fastndcg._core.measures.kinds import TREC_OFFICIAL
 from fastndcg._errors import FastNDCGError, InputError
 from fastndcg._result import NDCGResult, format_rows
 from fastndcg.cli.messages import render
@@ -29,9 +30,11 @@ from fastndcg.cli.output import (
 )
 from fastndcg.cli.parser import build_parser
 from fastndcg.cli.sources import (
+    UsageError,
     call_options,
     check_inputs,
     compare_sources,
+    naming,
     score_sources,
     trec_eval_order,
 )
@@ -129,6 +132,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         run = compare_command if args.command == "compare" else explain_command
         return run(args, given)
     check_inputs(args, given)
+    names = measure_names(args, given)
+    if names:
+        return _measures(args, given, names)
     if args.compare_presets is not None:
         rows = compare_sources(args, given)
         print(format_rows(rows, args.format, args.digits), flush=True)
@@ -162,6 +168,79 @@ def _run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         print(definition_line(definition))
     print(format_rows(rows, args.format, args.digits, definition), flush=True)
     return 0
+
+
+def measure_names(args: argparse.Namespace, given: set[str]) -> list[str]:
+    """The measures of ``-m`` (none: NDCG, as always).
+
+    Under ``--preset trec_eval`` on TREC runs without ``-m`` or ``-k``: trec_eval's default
+    ones, as ``trec_eval Q R`` prints them.
+    """
+    if args.measures:
+        return list(args.measures)
+    trec_eval = (args.preset or "") in ("trec_eval", "trec_eval9")
+    if trec_eval and args.qrels and "k" not in given and args.compare_presets is None:
+        return list(TREC_OFFICIAL)
+    return []
+
+
+def _measures(args: argparse.Namespace, given: set[str], names: list[str]) -> int:
+    """``fastndcg score --qrels Q --run R -m NAME ...``: the measures of every run."""
+    from fastndcg._core.measures import parse_measures
+    from fastndcg._core.measures.trec_layout import format_trec_eval
+    from fastndcg._evaluate import evaluate_run
+    from fastndcg._io.trec_text import read_once
+
+    if not (args.qrels and args.run):
+        raise UsageError("-m computes measures of TREC runs: give --qrels and --run")
+    if "k" in given:
+        raise UsageError("-k is nDCG's cutoff: with -m, name nDCG@k (or ndcg_cut.k) instead")
+    if args.engine != "local" or args.compare_presets is not None:
+        raise UsageError("-m goes with the local engine and one --preset")
+    options = call_options(args, given, trec=True)
+    options.pop("k", None)
+    if "relevance_level" in given:
+        options["relevance_level"] = args.relevance_level
+    measures = parse_measures(names)
+    qrels = read_once(args.qrels, "qrels")
+    lines = args.per_query_lines or args.per_query == "-"
+    trec_eval = (args.preset or "").startswith("trec_eval") and args.format == "table"
+    rows: list[dict[str, Any]] = []
+    for run in args.run:
+        with naming(run, args.qrels):
+            result = evaluate_run(qrels, run, measures=list(measures), **options)
+        if trec_eval:  # trec_eval's own layout: queries in byte order, the run's id first
+            order = sorted(range(result.n_queries), key=lambda q: str(result.query_ids[q]).encode())
+            text = format_trec_eval(
+                measures,
+                [str(result.query_ids[q]) for q in order],
+                result.per_query[order],
+                run_id=_run_id(run),
+                queries=lines,
+                summary=list(result.mean),
+            )
+            print(text, end="", flush=True)
+            continue
+        if lines:
+            for q, query in enumerate(result.query_ids):
+                values = dict(zip(result.measures, result.per_query[q].tolist(), strict=True))
+                rows.append({"run": run, "query_id": str(query), **values})
+        else:
+            values = dict(zip(result.measures, result.mean.tolist(), strict=True))
+            rows.append({"run": run, "queries": result.n_queries, **values})
+    if rows:
+        print(format_rows(rows, args.format, args.digits), flush=True)
+    return 0
+
+
+def _run_id(path: str) -> str | None:
+    """The run's id as trec_eval prints it: the tag column of its first line."""
+    with open(path, "rb") as file:
+        for line in file:
+            fields = line.split()
+            if len(fields) >= 6 and not line.startswith(b"#"):
+                return fields[5].decode(errors="replace")
+    return None
 
 
 def _settings(definition: dict[str, Any]) -> dict[str, Any]:

@@ -173,7 +173,7 @@ _EXPLAIN_EXAMPLES = """examples:
 _SCORE_ONLY = frozenset(
     {
         *("compare_presets", "engine", "cluster", "colocated", "per_query", "per_query_lines"),
-        *("digits", "format"),
+        *("digits", "format", "measures", "relevance_level"),
         *("batch_rows", "group", "progress"),  # files are read whole: every row is needed
     }
 )

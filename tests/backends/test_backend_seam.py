@@ -20,7 +20,13 @@ from fastndcg import _backends
 from fastndcg import cli as command
 from fastndcg._backends import get_backend, register_backend
 from fastndcg._backends.numpy import NumpyBackend
-from fastndcg._contract import Backend, CompiledBackend, DeviceBackend, ListScoringBackend
+from fastndcg._contract import (
+    Backend,
+    CompiledBackend,
+    DeviceBackend,
+    ListScoringBackend,
+    MeasuresBackend,
+)
 
 OPERATIONS = [
     name
@@ -39,16 +45,16 @@ def test_every_backend_has_every_operation(name):
 
 
 def test_backends_declare_their_capabilities():
-    capabilities = (DeviceBackend, ListScoringBackend, CompiledBackend)
+    capabilities = (DeviceBackend, ListScoringBackend, CompiledBackend, MeasuresBackend)
     declared = {
         name: {c.__name__ for c in capabilities if isinstance(get_backend(name), c)}
         for name in BACKENDS
     }
-    assert declared["numpy"] == set()
+    assert declared["numpy"] == {"MeasuresBackend"}
     if "numba" in declared:
-        assert declared["numba"] == {"ListScoringBackend", "CompiledBackend"}
+        assert declared["numba"] == {"ListScoringBackend", "CompiledBackend", "MeasuresBackend"}
     if "cuda" in declared:
-        assert declared["cuda"] == {"DeviceBackend"}
+        assert declared["cuda"] == {"DeviceBackend"}  # nDCG only: the others are refused
 
 
 def test_the_seam_lists_the_operations_the_package_uses():

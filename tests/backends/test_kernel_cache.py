@@ -77,6 +77,10 @@ calls = {
     "ndcg_run, trec_eval -M": lambda: fastndcg.ndcg_run(
         judgments, run, ties="docid_desc", max_docs=1
     ),
+    "evaluate": lambda: fastndcg.evaluate(grades, scores, measures=["P@10", "map"], ties="stable"),
+    "evaluate_run, trec_eval": lambda: fastndcg.evaluate_run(
+        judgments, run, measures=["map"], preset="trec_eval", missing="zero"
+    ),
     "ndcg_run, TREC files": lambda: fastndcg.ndcg_run(
         os.path.join(trec, "qrels"), os.path.join(trec, "run"), k=10
     ),
@@ -118,8 +122,9 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     compiled = _compiled_around_warmup(tmp_path)
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
-    assert len(after) == 9
+    assert len(after) == 11
     assert "score_queries" not in compiled["in warmup"]
+    assert "measure_queries" in compiled["in warmup"]
     assert {"scan_floats", "scan_integers", "run_starts", "stray_whitespace"} <= set(
         compiled["in warmup"]
     )

@@ -23,7 +23,7 @@ from fastndcg._backends.numpy import scan as numpy_scan
 from fastndcg._backends.numpy import score as numpy_score
 from fastndcg._backends.numpy import trec as numpy_trec
 from fastndcg._backends.parallel import by_query_chunks, chunk_bounds, resample_bounds, run_chunks
-from fastndcg._contract import ColumnStats, DocumentIds, ListScorer, Plan, readonly
+from fastndcg._contract import ColumnStats, DocumentIds, ListScorer, MeasurePlan, Plan, readonly
 from fastndcg._errors import OptionError
 
 # query id dtypes the run-bound kernel reads (native byte order); others are compared by NumPy
@@ -180,6 +180,43 @@ class NumbaBackend:
             lambda c: kernel(bounds[c], bounds[c + 1], args, dcg, idcg), bounds.size - 1, threads
         )
         return dcg.T, idcg.T, sum(counts)
+
+    def measures(self, plan: MeasurePlan) -> np.ndarray:
+        """The measures beside NDCG of ``plan``, in chunks of queries on the thread pool.
+
+        Each query is computed by the same serial code whatever its chunk (``measures.py``).
+        """
+        from fastndcg._backends.numba.measures import MeasureArgs, measure_queries
+
+        empty = np.zeros(0)
+        args = MeasureArgs(
+            plan.offsets,
+            empty if plan.scores is None else plan.scores,
+            plan.scores is None,
+            plan.labels,
+            plan.tie_mode,
+            plan.tie_key,
+            np.uint64(plan.seed),
+            plan.measures,
+            plan.params,
+            plan.relevant,
+            plan.nonrelevant,
+            plan.top_grade,
+            plan.err_stop,
+            plan.depth,
+        )
+        out = np.empty((plan.n_queries, plan.measures.shape[0]))
+        threads = self.thread_count()
+        if threads == 1 or plan.offsets[-1] < tuning.PARALLEL_MIN_ROWS:
+            measure_queries(0, plan.n_queries, args, out)
+            return out
+        bounds = chunk_bounds(plan.offsets, threads * tuning.CHUNKS_PER_THREAD)
+        run_chunks(
+            lambda c: measure_queries(bounds[c], bounds[c + 1], args, out),
+            bounds.size - 1,
+            threads,
+        )
+        return out
 
     def list_scorer(
         self, plan_of: Callable[[np.ndarray, np.ndarray], Plan], n_cutoffs: int

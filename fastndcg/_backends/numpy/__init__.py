@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends.numpy import resample, scan, score, trec
-from fastndcg._contract import ColumnStats, DocumentIds, Plan
+from fastndcg._backends.numpy import measures, resample, scan, score, trec
+from fastndcg._contract import ColumnStats, DocumentIds, MeasurePlan, Plan
 from fastndcg._errors import OptionError
 
 
@@ -46,6 +46,10 @@ class NumpyBackend:
     def score(self, plan: Plan) -> tuple[np.ndarray, np.ndarray, int]:
         """DCG and IDCG of ``plan``; the scores were checked before (no count)."""
         return (*score.score_queries(plan), 0)
+
+    def measures(self, plan: MeasurePlan) -> np.ndarray:
+        """The measures beside NDCG of ``plan`` (the twin of the Numba kernel)."""
+        return measures.measure_queries(plan)
 
     def rank_query(self, plan: Plan, query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The ranking :meth:`score` makes of one query, its rows' gains and its ideal's."""

@@ -27,11 +27,14 @@ STREAM = "StreamScorer"
 SCORER = "Scorer"
 SCALEOUT = "scaleout"  # fastndcg.dask and fastndcg.spark
 COMMAND = "command"  # fastndcg score
+EVALUATE = "evaluate"  # the measures beside NDCG: fastndcg.evaluate
+EVALUATE_RUN = "evaluate_run"  # ... and fastndcg.evaluate_run
 
 # The groups options are listed in (the command's --help, the documentation).
 GROUPS = {
     "input": "Input",
     "definition": "NDCG definition",
+    "measures": "Measures beside NDCG",
     "presets": "Presets",
     "trec": "TREC runs (--qrels/--run)",
     "scaleout": "Dask and Spark (--engine)",

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fastndcg._backends import backend_names
+from fastndcg._core.measures import parse_measures
 from fastndcg._core.options.model import (
     COMMAND,
+    EVALUATE,
+    EVALUATE_RUN,
     NDCG,
     PARQUET,
     RUN,
@@ -438,6 +441,41 @@ _TABLE = (
         "scaleout",
         frozenset({SCALEOUT}),
         choices=VALIDATIONS,
+    ),
+    # -- the measures beside NDCG -------------------------------------------------------------
+    Option(
+        "measures",
+        "the measures, by name in trec_eval's, ir_measures' or ranx's syntax (nDCG@10, P.5,10, "
+        "map, mrr@10, P(rel=2)@10, ...)",
+        None,
+        "measures",
+        frozenset({EVALUATE, EVALUATE_RUN, COMMAND}),
+        parse_measures,
+        values="name, Measure, or a list of them",
+        flag=Flag(
+            ("-m", "--measure"),
+            action="append",
+            metavar="NAME",
+            default=None,
+            help="a measure besides NDCG, by name (P@10, map, P.5,10, recip_rank, mrr@10, ...); "
+            "repeat it for several",
+        ),
+    ),
+    Option(
+        "relevance_level",
+        "a grade at or above it is relevant, for the measures whose name sets none (trec_eval "
+        "-l, ranx rel_lvl)",
+        1,
+        "measures",
+        frozenset({EVALUATE, EVALUATE_RUN, COMMAND}),
+        check_int("relevance_level", 0, "an int >= 0"),
+        values="int >= 0",
+        flag=Flag(
+            ("-l", "--relevance-level"),
+            type=int,
+            metavar="L",
+            help="with -m: a grade at or above L is relevant (trec_eval -l) (default: 1)",
+        ),
     ),
 )
 OPTIONS: Mapping[str, Option] = {option.name: option for option in _TABLE}

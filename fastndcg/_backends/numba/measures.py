@@ -1,0 +1,580 @@
+"""Numba kernel: the measures beside NDCG (P, R, AP, RR, bpref, RBP, ERR, ...) of every query.
+
+One ranking per query serves every measure of the call: the query's rows are ranked once (score
+descending, ties by the plan's rule) and each measure reads the ranked labels. A label is the
+row's judgment grade, NaN when the document has no judgment; a measure that divides by the
+number of relevant judgments ``R`` (recall, AP, R-Prec, bpref, IPrec, F1) gives NaN when
+``R = 0``, and the core applies the definition's rule for such queries.
+
+A query is ranked whole (a merge sort of insertion-sorted runs) when a measure reads the whole
+ranking, else only its top ``depth`` rows (an insertion buffer: most rows cost one comparison).
+Under ``ties="average"`` the tie groups of the ranking are found, and the measures linear in
+what each rank holds give each rank of a group the group's mean (see :func:`_expected`).
+
+The kernel takes one record of its inputs (``MeasureArgs``), no Python objects, and never
+raises; it names the record's fields on entry, and its helpers take plain values and small
+tuples: a helper called per comparison with the whole record copied it at each call (15x
+slower). Every helper lives in this file (Numba's cache notices changes to this file only).
+Sums run left to right over the ranks, as the NumPy twin's prefix sums do, so both backends
+give the same bits; each query is computed by the same serial code whatever chunk it falls in,
+so results do not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from fastndcg._contract.codes import (
+    M_AP,
+    M_BPREF,
+    M_CHOICE,
+    M_CHOICE2,
+    M_COUNTS,
+    M_CUTOFF,
+    M_ERR,
+    M_F1,
+    M_IPREC,
+    M_JUDGED,
+    M_KIND,
+    M_NUM_Q,
+    M_NUM_REL,
+    M_NUM_REL_RET,
+    M_NUM_RET,
+    M_P,
+    M_R,
+    M_RBP,
+    M_RBP_RESID,
+    M_RPREC,
+    M_RR,
+    M_SUCCESS,
+    M_UNJUDGED,
+    SPLITMIX_GOLDEN,
+    SPLITMIX_MIX1,
+    SPLITMIX_MIX2,
+    TIE_AVERAGE,
+    TIE_KEY,
+    TIE_OPTIMISTIC,
+    TIE_PESSIMISTIC,
+    TIE_RANDOM,
+)
+
+_RUN = 16  # rows ordered by insertion before the merges
+_GOLDEN = np.uint64(SPLITMIX_GOLDEN)
+_MIX1 = np.uint64(SPLITMIX_MIX1)
+_MIX2 = np.uint64(SPLITMIX_MIX2)
+
+
+class MeasureArgs(NamedTuple):
+    """The kernel's inputs (see :class:`fastndcg._contract.MeasurePlan`), in one plain tuple."""
+
+    offsets: np.ndarray
+    scores: np.ndarray  # float64; empty when rows come ranked
+    ranked: bool
+    labels: np.ndarray
+    tie_mode: int
+    tie_key: np.ndarray
+    seed: np.uint64
+    measures: np.ndarray
+    params: np.ndarray
+    relevant: np.ndarray
+    nonrelevant: np.ndarray
+    top_grade: np.ndarray
+    err_stop: np.ndarray
+    depth: int  # the most ranks a measure reads (-1: every rank)
+
+
+@njit(cache=True, inline="always")
+def _random_key(seed, row):
+    z = seed + np.uint64(row) * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def _grade(label):
+    return label if label > 0.0 else 0.0  # NaN (no judgment) too: 0
+
+
+@njit(cache=True, inline="always")
+def _before(a, b, s, rules):
+    """Whether row ``s + a`` ranks before row ``s + b``.
+
+    Score descending, then the tie rule's key ascending, then input order: a total order, the
+    one the NumPy twin's stable sorts make.
+    """
+    scores, mode, keys, seed, labels = rules
+    score_a = scores[s + a]
+    score_b = scores[s + b]
+    if score_a != score_b:
+        return score_a > score_b
+    if mode == TIE_KEY:
+        key_a = keys[s + a]
+        key_b = keys[s + b]
+        if key_a != key_b:
+            return key_a < key_b
+    elif mode == TIE_RANDOM:
+        random_a = _random_key(seed, s + a)
+        random_b = _random_key(seed, s + b)
+        if random_a != random_b:
+            return random_a < random_b
+    elif mode == TIE_PESSIMISTIC or mode == TIE_OPTIMISTIC:
+        grade_a = _grade(labels[s + a])
+        grade_b = _grade(labels[s + b])
+        if grade_a != grade_b:
+            return (grade_a < grade_b) == (mode == TIE_PESSIMISTIC)
+    return a < b
+
+
+@njit(cache=True)
+def _sort(order, spare, s, n, rules):
+    """``order[:n]`` = the query's rows in rank order, for rankings read whole.
+
+    A bottom-up merge sort (``spare`` is its second buffer) of runs first ordered by insertion
+    (short runs cost fewer comparisons that way than merging them).
+    """
+    for i in range(n):
+        order[i] = i
+    for left in range(0, n, _RUN):
+        for i in range(left + 1, min(left + _RUN, n)):
+            row = order[i]
+            at = i
+            while at > left and _before(row, order[at - 1], s, rules):
+                order[at] = order[at - 1]
+                at -= 1
+            order[at] = row
+    width = _RUN
+    source, target = order, spare
+    swapped = False
+    while width < n:
+        for left in range(0, n, 2 * width):
+            middle = min(left + width, n)
+            right = min(left + 2 * width, n)
+            i, j = left, middle
+            for t in range(left, right):
+                if i < middle and (j >= right or not _before(source[j], source[i], s, rules)):
+                    target[t] = source[i]
+                    i += 1
+                else:
+                    target[t] = source[j]
+                    j += 1
+        source, target = target, source
+        swapped = not swapped
+        width *= 2
+    if swapped:
+        order[:n] = spare[:n]
+
+
+@njit(cache=True)
+def _select(order, s, n, count, rules):
+    """``order[:count]`` = the ``count`` best rows in rank order, by an insertion buffer.
+
+    When every measure reads the top ``count`` ranks only (cutoffs): most rows then cost one
+    comparison with the buffer's last, instead of a place in a whole sort.
+    """
+    held = 0
+    for row in range(n):
+        if held == count:
+            if not _before(row, order[count - 1], s, rules):
+                continue
+            held -= 1
+        at = held
+        while at > 0 and _before(row, order[at - 1], s, rules):
+            order[at] = order[at - 1]
+            at -= 1
+        order[at] = row
+        held += 1
+
+
+@njit(cache=True)
+def _rank(order, spare, s, n, depth, ranked, rules):
+    """Rank the query's rows into ``order``; returns how many ranks are read.
+
+    ``depth``: the most ranks any measure reads (-1: the whole ranking). ``rules``: the plain
+    tuple (scores, tie mode, tie key, seed, labels) the comparisons read: passed field by
+    field, a record of every input would be copied at each of the comparisons (15x slower).
+    """
+    if ranked:
+        for i in range(n):
+            order[i] = i
+        return n
+    if 0 <= depth < n:
+        _select(order, s, n, depth, rules)
+        return depth
+    _sort(order, spare, s, n, rules)
+    return n
+
+
+@njit(cache=True, inline="always")
+def _depth(cutoff, n):
+    return n if cutoff < 0 or cutoff > n else cutoff
+
+
+@njit(cache=True, inline="always")
+def _counts(label, what, level):
+    """Whether a label counts: 0, relevant; 1, judged >= 0; 2, judged at all (not NaN)."""
+    if what == 0:
+        return label >= level
+    if what == 1:
+        return label >= 0.0
+    return label == label
+
+
+@njit(cache=True)
+def _count(ranked, lo, hi, level, what):
+    count = 0
+    for i in range(lo, hi):
+        if _counts(ranked[i], what, level):
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _expected(ranked, depth, level, what, ties):
+    """How many of the top ``depth`` count (see :func:`_counts` for ``what``).
+
+    Under ``ties="average"`` (``ties[0]``) the mean over every order of the tied rows: a tie
+    group cut by ``depth`` adds its count times the fraction of its ranks above the cut.
+    ``ties[1]``, ``ties[2]``: where the group of each rank starts and ends.
+    """
+    average, starts, ends = ties
+    if average and depth > 0:
+        start, end = starts[depth - 1], ends[depth - 1]
+        if end > depth:
+            full = _count(ranked, 0, start, level, what)
+            group = _count(ranked, start, end, level, what)
+            return full + (group * (depth - start)) / (end - start)
+    return float(_count(ranked, 0, depth, level, what))
+
+
+@njit(cache=True)
+def _first_group(ranked, depth, level, ends):
+    """The first tie group starting above ``depth`` that holds a relevant row.
+
+    Its start, its end and its relevant rows; (-1, -1, 0) when there is none.
+    """
+    i = 0
+    while i < depth:
+        end = ends[i]
+        found = _count(ranked, i, end, level, 0)
+        if found > 0:
+            return i, end, found
+        i = end
+    return -1, -1, 0
+
+
+@njit(cache=True)
+def _expected_success(ranked, depth, level, ends):
+    """Success@k's mean over every order of tied rows.
+
+    1 - P(none of the first relevant group's ranks above the cut is relevant): a
+    hypergeometric product.
+    """
+    start, end, found = _first_group(ranked, depth, level, ends)
+    if found == 0:
+        return 0.0
+    if end <= depth:
+        return 1.0
+    size = end - start
+    none = 1.0
+    for i in range(depth - start):
+        none *= (size - found - i) / (size - i)
+    return 1.0 - none
+
+
+@njit(cache=True)
+def _expected_rr(ranked, depth, level, ends):
+    """RR@k's mean over every order of tied rows.
+
+    The first relevant row is in the first group that holds one, at its j-th rank with
+    probability P(none before) * found / (size - j + 1).
+    """
+    start, end, found = _first_group(ranked, depth, level, ends)
+    if found == 0:
+        return 0.0
+    size = end - start
+    total = 0.0
+    none = 1.0  # P(no relevant row at the group's first j - 1 ranks)
+    for j in range(1, min(size - found + 1, depth - start) + 1):
+        total += none * (found / (size - j + 1)) / (start + j)
+        none *= (size - found - j + 1) / (size - j + 1)
+    return total
+
+
+@njit(cache=True)
+def _expected_precisions(ranked, depth, level, ends):
+    """AP@k's sum of precisions under ``ties="average"``, its mean over every order of tied rows.
+
+    Each rank ``j`` of a tie group of ``size`` rows, ``found`` relevant, holds a relevant row
+    with probability found / size, and then the group's other relevant rows above it number
+    (j - 1)(found - 1)/(size - 1) on average (McSherry and Najork, ECIR 2008).
+    """
+    total = 0.0
+    before = 0  # relevant rows of the groups above
+    i = 0
+    while i < depth:
+        end = ends[i]
+        size = end - i
+        found = _count(ranked, i, end, level, 0)
+        if found > 0:
+            for j in range(1, min(size, depth - i) + 1):
+                inner = 0.0 if size == 1 else (j - 1) * (found - 1) / (size - 1)
+                total += (found / size) * (before + 1 + inner) / (i + j)
+        before += found
+        i = end
+    return total
+
+
+@njit(cache=True)
+def _average_precision(ranked, depth, level):
+    total = 0.0
+    found = 0
+    for i in range(depth):
+        if ranked[i] >= level:
+            found += 1
+            total += found / (i + 1)
+    return total
+
+
+@njit(cache=True)
+def _bpref(ranked, n, level, big_r, big_n, skip_negative, nan_without_nonrelevant):
+    total = 0.0
+    above = 0  # judged non-relevant documents ranked above
+    for i in range(n):
+        label = ranked[i]
+        if label != label or (label < 0.0 and skip_negative):
+            continue
+        if label < level:
+            above += 1
+        elif nan_without_nonrelevant and big_n == 0:
+            total += math.nan
+        elif above == 0:
+            total += 1.0
+        else:
+            total += 1.0 - min(above, big_r) / min(big_n, big_r)
+    return total
+
+
+@njit(cache=True, inline="always")
+def _rbp_gain(label, level, gain_rule, scale):
+    """RBP's gain of a label (-1 for ``gain_rule``: 1 where unjudged, RBP's residual)."""
+    if gain_rule < 0:
+        return 0.0 if label >= 0.0 else 1.0
+    if label >= 0.0:
+        if gain_rule == 0:
+            return label / scale
+        if label >= level:
+            return label if gain_rule == 1 else 1.0
+    return 0.0
+
+
+@njit(cache=True)
+def _weighted_gains(ranked, depth, level, p, gain_rule, scale, ties):
+    """The sum of the top ``depth`` gains times ``p ** rank``.
+
+    ``p ** rank`` by repeated products (the twin's cumulative product); under
+    ``ties="average"`` each rank of a tie group has the group's mean gain (its gains added in
+    rank order).
+    """
+    average, _, ends = ties
+    total = 0.0
+    weight = 1.0
+    i = 0
+    while i < depth:
+        end = ends[i] if average else i + 1
+        gain = 0.0
+        for t in range(i, end):
+            gain += _rbp_gain(ranked[t], level, gain_rule, scale)
+        if average:
+            gain = gain / (end - i)
+        for _ in range(i, min(end, depth)):
+            total += gain * weight
+            weight *= p
+        i = end
+    return total
+
+
+@njit(cache=True)
+def _rbp(ranked, depth, level, p, gain_rule, top_grade, ties):
+    scale = top_grade if top_grade > 1.0 else 1.0
+    return (1.0 - p) * _weighted_gains(ranked, depth, level, p, gain_rule, scale, ties)
+
+
+@njit(cache=True)
+def _rbp_residual(ranked, n, p, ties):
+    if _count(ranked, 0, n, 0.0, 1) == n:
+        return 0.0  # trec_eval sets it only when a retrieved document is unjudged
+    tail = 1.0
+    for _ in range(n):
+        tail *= p
+    return tail + (1.0 - p) * _weighted_gains(ranked, n, 0.0, p, -1, 1.0, ties)
+
+
+@njit(cache=True)
+def _err(ranked, depth, stop_of):
+    total = 0.0
+    looking = 1.0  # the probability that the user reaches this rank
+    for i in range(depth):
+        label = ranked[i]
+        stop = stop_of[int(label)] if label > 0.0 else 0.0
+        total += looking * stop / (i + 1)
+        looking *= 1.0 - stop
+    return total
+
+
+@njit(cache=True)
+def _iprec(ranked, n, level, big_r, recall, rounding):
+    if rounding == 0:
+        needed = math.floor(recall * big_r + 0.5)
+    else:
+        needed = int(recall * big_r + 0.9)
+    if n == 0 or needed > _count(ranked, 0, n, level, 0):
+        return 0.0
+    best = 0.0
+    found = 0
+    for i in range(n):
+        if ranked[i] >= level:
+            found += 1
+        if found >= needed:
+            precision = found / (i + 1)
+            if precision > best:
+                best = precision
+    return best
+
+
+@njit(cache=True)
+def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ties):
+    """The measure of ``row`` (its codes) for a query ranked ``ranked``, of ``n`` rows.
+
+    ``param``, ``level``: its parameter and relevance level; ``big_r``, ``big_n``: the query's
+    R and bpref's N at that level; ``top_grade``: its largest grade; ``ties``: (average, the
+    start and the end of each rank's tie group), see :func:`_expected`. Under average ties the
+    core asks only for the measures linear in what each rank holds.
+    """
+    kind = row[M_KIND]
+    cutoff = row[M_CUTOFF]
+    choice = row[M_CHOICE]
+    depth = _depth(cutoff, n)
+    if kind == M_NUM_Q:
+        return 1.0
+    if kind == M_NUM_RET:
+        return float(depth)
+    if kind == M_NUM_REL:
+        return float(big_r)
+    if kind == M_NUM_REL_RET:
+        return _expected(ranked, depth, level, 0, ties)
+    if kind == M_P:
+        slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
+        return _expected(ranked, depth, level, 0, ties) / slots if slots > 0 else 0.0
+    if kind == M_RR:
+        if ties[0]:
+            return _expected_rr(ranked, depth, level, ties[2])
+        for i in range(depth):
+            if ranked[i] >= level:
+                return 1.0 / (i + 1)
+        return 0.0
+    if kind == M_SUCCESS:
+        if ties[0]:
+            return _expected_success(ranked, depth, level, ties[2])
+        return 1.0 if _count(ranked, 0, depth, level, 0) > 0 else 0.0
+    if kind == M_RBP:
+        return _rbp(ranked, depth, level, param, choice, top_grade, ties)
+    if kind == M_RBP_RESID:
+        return _rbp_residual(ranked, n, param, ties)
+    if kind == M_ERR:
+        return _err(ranked, depth, err_stop)
+    if kind == M_JUDGED:
+        slots = depth if choice == 0 else (n if cutoff < 0 else cutoff)
+        what = 1 if row[M_CHOICE2] == 1 else 2
+        return _expected(ranked, depth, 0.0, what, ties) / slots if slots > 0 else 0.0
+    if kind == M_UNJUDGED:
+        slots = n if cutoff < 0 else cutoff
+        return (depth - _expected(ranked, depth, 0.0, 1, ties)) / slots if slots > 0 else 0.0
+    # the measures dividing by R: NaN for the core's no-relevant rule when R = 0
+    if big_r == 0:
+        return math.nan
+    if kind == M_R:
+        return _expected(ranked, depth, level, 0, ties) / (
+            big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff)
+        )
+    if kind == M_F1:
+        p_slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
+        hits = _expected(ranked, depth, level, 0, ties)
+        precision = hits / p_slots if p_slots > 0 else 0.0
+        recall = hits / (big_r if row[M_CHOICE2] == 0 or cutoff < 0 else min(big_r, cutoff))
+        if precision + recall == 0.0:
+            return 0.0
+        return 2.0 * precision * recall / (precision + recall)
+    if kind == M_AP:
+        if ties[0]:
+            total = _expected_precisions(ranked, depth, level, ties[2])
+        else:
+            total = _average_precision(ranked, depth, level)
+        return total / (big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff))
+    if kind == M_RPREC:
+        return _expected(ranked, min(big_r, n), level, 0, ties) / big_r
+    if kind == M_BPREF:
+        total = _bpref(ranked, n, level, big_r, big_n, row[M_CHOICE2] == 0, choice == 1)
+        return total / big_r
+    if kind == M_IPREC:
+        return _iprec(ranked, n, level, big_r, param, choice)
+    return math.nan
+
+
+@njit(cache=True)
+def _tie_groups(starts, ends, order, s, n, scores):
+    """Where the tie group of each rank starts and ends (exclusive), ranks ``order[:n]``."""
+    start = 0
+    for i in range(1, n + 1):
+        if i == n or scores[s + order[i]] != scores[s + order[i - 1]]:
+            for t in range(start, i):
+                starts[t] = start
+                ends[t] = i
+            start = i
+
+
+@njit(cache=True, nogil=True)
+def measure_queries(q0, q1, args, out):
+    """Every measure of queries ``q0:q1`` into ``out[q, j]`` (one ranking per query)."""
+    offsets = args.offsets
+    longest = 0
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    order = np.empty(longest, dtype=np.int64)
+    spare = np.empty(longest, dtype=np.int64)
+    average = args.tie_mode == TIE_AVERAGE and not args.ranked
+    starts = np.zeros(longest if average else 0, dtype=np.int64)
+    ends = np.zeros(longest if average else 0, dtype=np.int64)
+    ties = (average, starts, ends)
+    ranked = np.empty(longest)
+    measures, params, err_stop = args.measures, args.params, args.err_stop
+    relevant, nonrelevant, top_grade = args.relevant, args.nonrelevant, args.top_grade
+    n_measures = measures.shape[0]
+    rules = (args.scores, args.tie_mode, args.tie_key, args.seed, args.labels)
+    for q in range(q0, q1):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        count = _rank(order, spare, s, n, args.depth, args.ranked, rules)
+        for i in range(count):
+            ranked[i] = args.labels[s + order[i]]
+        if average:  # the tie groups of the ranking (it is whole: see the core's depth)
+            _tie_groups(starts, ends, order, s, n, args.scores)
+        for j in range(n_measures):
+            row = measures[j]
+            column = row[M_COUNTS]
+            out[q, j] = _measure(
+                ranked,
+                n,
+                row,
+                params[j, 0],
+                params[j, 1],
+                relevant[q, column],
+                nonrelevant[q, column],
+                top_grade[q],
+                err_stop,
+                ties,
+            )

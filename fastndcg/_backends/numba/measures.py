@@ -130,7 +130,7 @@ def _before(a, b, s, rules):
     return a < b
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sort(order, spare, s, n, rules):
     """``order[:n]`` = the query's rows in rank order, for rankings read whole.
 
@@ -166,10 +166,11 @@ def _sort(order, spare, s, n, rules):
         swapped = not swapped
         width *= 2
     if swapped:
-        order[:n] = spare[:n]
+        for i in range(n):  # (a loop: a slice copy needs Numba's runtime, off here)
+            order[i] = spare[i]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _select(order, s, n, count, rules):
     """``order[:count]`` = the ``count`` best rows in rank order, by an insertion buffer.
 
@@ -190,7 +191,7 @@ def _select(order, s, n, count, rules):
         held += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rank(order, spare, s, n, depth, ranked, rules):
     """Rank the query's rows into ``order``; returns how many ranks are read.
 

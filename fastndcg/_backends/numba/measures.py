@@ -225,7 +225,7 @@ def _counts(label, what, level):
     return label == label
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _count(ranked, lo, hi, level, what):
     count = 0
     for i in range(lo, hi):
@@ -234,7 +234,7 @@ def _count(ranked, lo, hi, level, what):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _expected(ranked, depth, level, what, ties):
     """How many of the top ``depth`` count (see :func:`_counts` for ``what``).
 
@@ -252,7 +252,7 @@ def _expected(ranked, depth, level, what, ties):
     return float(_count(ranked, 0, depth, level, what))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _first_group(ranked, depth, level, ends):
     """The first tie group starting above ``depth`` that holds a relevant row.
 
@@ -268,7 +268,7 @@ def _first_group(ranked, depth, level, ends):
     return -1, -1, 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _expected_success(ranked, depth, level, ends):
     """Success@k's mean over every order of tied rows.
 
@@ -287,7 +287,7 @@ def _expected_success(ranked, depth, level, ends):
     return 1.0 - none
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _expected_rr(ranked, depth, level, ends):
     """RR@k's mean over every order of tied rows.
 
@@ -306,7 +306,7 @@ def _expected_rr(ranked, depth, level, ends):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _expected_precisions(ranked, depth, level, ends):
     """AP@k's sum of precisions under ``ties="average"``, its mean over every order of tied rows.
 
@@ -330,7 +330,7 @@ def _expected_precisions(ranked, depth, level, ends):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _average_precision(ranked, depth, level):
     total = 0.0
     found = 0
@@ -341,7 +341,7 @@ def _average_precision(ranked, depth, level):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _bpref(ranked, n, level, big_r, big_n, skip_negative, nan_without_nonrelevant):
     total = 0.0
     above = 0  # judged non-relevant documents ranked above
@@ -373,7 +373,7 @@ def _rbp_gain(label, level, gain_rule, scale):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _weighted_gains(ranked, depth, level, p, gain_rule, scale, ties):
     """The sum of the top ``depth`` gains times ``p ** rank``.
 
@@ -399,13 +399,13 @@ def _weighted_gains(ranked, depth, level, p, gain_rule, scale, ties):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rbp(ranked, depth, level, p, gain_rule, top_grade, ties):
     scale = top_grade if top_grade > 1.0 else 1.0
     return (1.0 - p) * _weighted_gains(ranked, depth, level, p, gain_rule, scale, ties)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rbp_residual(ranked, n, p, ties):
     if _count(ranked, 0, n, 0.0, 1) == n:
         return 0.0  # trec_eval sets it only when a retrieved document is unjudged
@@ -415,7 +415,7 @@ def _rbp_residual(ranked, n, p, ties):
     return tail + (1.0 - p) * _weighted_gains(ranked, n, 0.0, p, -1, 1.0, ties)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _err(ranked, depth, stop_of):
     total = 0.0
     looking = 1.0  # the probability that the user reaches this rank
@@ -427,7 +427,7 @@ def _err(ranked, depth, stop_of):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _iprec(ranked, n, level, big_r, recall, rounding):
     if rounding == 0:
         needed = math.floor(recall * big_r + 0.5)
@@ -447,7 +447,7 @@ def _iprec(ranked, n, level, big_r, recall, rounding):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ties):
     """The measure of ``row`` (its codes) for a query ranked ``ranked``, of ``n`` rows.
 
@@ -526,7 +526,7 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ti
     return math.nan
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _tie_groups(starts, ends, order, s, n, scores):
     """Where the tie group of each rank starts and ends (exclusive), ranks ``order[:n]``."""
     start = 0
@@ -555,13 +555,14 @@ def measure_queries(q0, q1, args, out):
     measures, params, err_stop = args.measures, args.params, args.err_stop
     relevant, nonrelevant, top_grade = args.relevant, args.nonrelevant, args.top_grade
     n_measures = measures.shape[0]
-    rules = (args.scores, args.tie_mode, args.tie_key, args.seed, args.labels)
+    labels = args.labels
+    rules = (args.scores, args.tie_mode, args.tie_key, args.seed, labels)
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
         count = _rank(order, spare, s, n, args.depth, args.ranked, rules)
         for i in range(count):
-            ranked[i] = args.labels[s + order[i]]
+            ranked[i] = labels[s + order[i]]
         if average:  # the tie groups of the ranking (it is whole: see the core's depth)
             _tie_groups(starts, ends, order, s, n, args.scores)
         for j in range(n_measures):

@@ -48,9 +48,9 @@ from fastndcg._errors import (
     OptionError,
     OptionTypeError,
 )
+from fastndcg._evaluate import evaluate_run
 from fastndcg._io.arrow import as_arrow
 from fastndcg._io.trec_text import read_once
-from fastndcg._evaluate import evaluate_run
 from fastndcg._presets import get_preset
 from fastndcg._result import MeasuresResult, NDCGResult
 from fastndcg._tables import ndcg_table

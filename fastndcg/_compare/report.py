@@ -13,15 +13,24 @@ from fastndcg._compare.explanation import json_value
 from fastndcg._compare.multitest import CORRECTION_NAMES
 from fastndcg._compare.significance import MIN_BOOTSTRAP_QUERIES
 from fastndcg._compare.tables import Table, latex_escape, latex_float
-from fastndcg._core.measures import KINDS, parse_measures
+from fastndcg._core.measures import KINDS, Measure, parse_measures
 from fastndcg._errors import InputError, OptionError
 
 # the columns of a comparison's rows (and of to_pandas()), and of its systems' rows
 COLUMNS = tuple(
-    "measure cutoff baseline system mean_baseline mean_system delta ci_low ci_high effect_size p_value "
-    "p_adjusted significant wins ties losses n_queries".split()
+    "measure cutoff baseline system mean_baseline mean_system delta ci_low ci_high effect_size "
+    "p_value p_adjusted significant wins ties losses n_queries".split()
 )
-SYSTEM_COLUMNS = ("measure", "cutoff", "system", "mean", "ci_low", "ci_high", "n_queries", "n_skipped")
+SYSTEM_COLUMNS = (
+    "measure",
+    "cutoff",
+    "system",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n_queries",
+    "n_skipped",
+)
 _TEST_NAMES = {
     "t": "paired t-test",
     "randomization": "paired randomization test (sign flips of the per-query differences)",
@@ -60,6 +69,14 @@ def definition_text(options: dict[str, Any]) -> str:
     rest = sorted(set(options) - set(_DEFINING) - {"backend"})
     parts += [f"{name} {options[name]!r}" for name in rest]
     return ", ".join(parts) if parts else "as computed"
+
+
+def _measure_text(measure: Measure) -> str:
+    """A measure's name and what it is; where its summary is not the mean, what is compared."""
+    kind = KINDS[measure.kind]
+    summary = {"sum": "the sum", "geometric": "the geometric mean"}.get(kind.aggregate)
+    compared = f"; compared on the mean of per-query values, its summary {summary}"
+    return f"{measure.name} ({kind.title}{compared if summary else ''})"
 
 
 def _num(value: float, digits: int = 4, sign: bool = False) -> str:
@@ -206,8 +223,7 @@ class PairedComparison:
     def measure(self) -> str:
         """The measures compared and their definition, in words."""
         if self.of_measures:
-            kinds = parse_measures(list(self.measures))
-            named = ", ".join(f"{m.name} ({KINDS[m.kind].title})" for m in kinds)
+            named = ", ".join(_measure_text(m) for m in parse_measures(list(self.measures)))
         else:
             named = ", ".join(
                 "NDCG (whole list)" if k is None else f"NDCG@{k}" for k in self.cutoffs
@@ -511,10 +527,11 @@ class PairedComparison:
         """The aligned per-query values and differences as a long ``pyarrow.Table``.
 
         One row per measure, comparison and aligned query, with columns ``measure``,
-        ``cutoff`` (int64, null for the whole list or a measure without one), ``baseline``, ``system``, ``query_id``, ``value_baseline``,
-        ``value_system``, ``delta`` (``value_system - value_baseline``) and ``used`` (False
-        where a value is NaN: the query was skipped for having no relevant item, so the
-        comparison left it out). ``.to_pandas()`` turns it into a DataFrame.
+        ``cutoff`` (int64, null for the whole list or a measure without one), ``baseline``,
+        ``system``, ``query_id``, ``value_baseline``, ``value_system``, ``delta``
+        (``value_system - value_baseline``) and ``used`` (False where a value is NaN: the
+        query was skipped for having no relevant item, so the comparison left it out).
+        ``.to_pandas()`` turns it into a DataFrame.
         """
         import pyarrow as pa
 

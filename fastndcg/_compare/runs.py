@@ -29,7 +29,6 @@ from fastndcg._core.options import COMPARE_OPTIONS, parse, parse_compare
 from fastndcg._errors import InputError, InputTypeError, OptionError
 from fastndcg._result import MeasuresResult, NDCGResult
 
-
 Result = NDCGResult | MeasuresResult
 
 

@@ -336,6 +336,14 @@ def compare_table(
     (0.6666666666666666, 0.6666666666666666, (1, 1, 1))
     """
     checked = comparison_options(locals())
+    if "measures" in options:
+        raise OptionTypeError(
+            "compare_table() compares NDCG; it takes no `measures`",
+            option="measures",
+            value=options["measures"],
+            fix="score each score column with fastndcg.evaluate(grades, scores, qid=..., "
+            "measures=[...]) and compare the results with fastndcg.compare({name: result})",
+        )
     if "score" in options:
         raise OptionTypeError(
             "compare_table() takes the systems' score columns as `scores=`, not `score=`",

@@ -224,6 +224,13 @@ def test_fail_if_worse_gates_a_regression(capsys, runs):
     assert status == 0  # a regression without the gate: success
 
 
+def test_fail_if_worse_names_the_measure(capsys, runs):
+    gate = ("-m", "P.10", "-m", "map", "--test", "t", "--fail-if-worse")
+    status, _, err = on_runs(capsys, "compare", runs, *gate, systems=("base", "worse"))
+    assert status == 1 and err.strip().count("\n") == 0
+    assert "worse (P.10 -" in err and ", worse (map -" in err
+
+
 def test_fail_if_worse_exit_code_in_a_subprocess(runs):
     run = subprocess.run(
         [

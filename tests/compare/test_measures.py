@@ -249,3 +249,19 @@ def test_compare_runs_measures_options_are_checked_before_reading():
         QRELS, {"x": RUN, "y": RUN}, measures=["P@5"], relevance_level=2, test="t"
     )
     assert "relevance_level 2" in level.measure
+
+
+def test_compare_table_refuses_measures_saying_what_to_do():
+    table = {"qid": [1, 1], "grade": [1, 0], "a": [0.2, 0.1], "b": [0.1, 0.2]}
+    with pytest.raises(OptionTypeError, match="it takes no measures") as caught:
+        fastndcg.compare_table(table, scores=["a", "b"], measures=["P@1"])
+    assert caught.value.option == "measures" and "fastndcg.evaluate" in caught.value.fix
+
+
+def test_the_forest_plot_draws_every_measure(tmp_path):
+    pytest.importorskip("matplotlib")
+    comparison = fastndcg.compare(systems(1, 30, ["P@3", "AP"]), baseline="a", test="t")
+    figure = comparison.plot("forest", tmp_path / "forest.png")
+    labels = [label.get_text() for label in figure.axes[0].get_yticklabels()]
+    assert labels == ["b vs a  P@3", "c vs a  P@3", "b vs a  AP", "c vs a  AP"]
+    assert (tmp_path / "forest.png").stat().st_size > 0

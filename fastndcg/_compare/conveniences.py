@@ -31,7 +31,15 @@ from typing import Any
 from fastndcg._compare.explain import RunSource, TableSource
 from fastndcg._compare.report import PairedComparison
 from fastndcg._compare.runs import check_baseline, compare, comparison_options
-from fastndcg._core.options import COMPARE_OPTIONS, RUN, TABLE, data_options, split_options
+from fastndcg._core.options import (
+    COMPARE_OPTIONS,
+    RUN,
+    TABLE,
+    data_options,
+    parse,
+    split_options,
+)
+from fastndcg._core.options.model import EVALUATE_RUN
 from fastndcg._errors import (
     COMMAND,
     PYTHON,
@@ -40,10 +48,11 @@ from fastndcg._errors import (
     OptionError,
     OptionTypeError,
 )
+from fastndcg._evaluate import evaluate_run
 from fastndcg._io.arrow import as_arrow
 from fastndcg._io.trec_text import read_once
 from fastndcg._presets import get_preset
-from fastndcg._result import NDCGResult
+from fastndcg._result import MeasuresResult, NDCGResult
 from fastndcg._tables import ndcg_table
 from fastndcg.trec import ndcg_run
 
@@ -116,10 +125,13 @@ def _scoring(options: dict[str, Any], seed: int, preset: Any) -> dict[str, Any]:
     return {**options, **given, **({"seed": seed} if ties == "random" else {})}
 
 
-def _check_scoring_options(options: dict[str, Any], caller: str, entry: str) -> None:
+def _check_scoring_options(
+    options: dict[str, Any], caller: str, entry: str | tuple[str, ...]
+) -> None:
+    """Refuse an option the scoring does not take (``entry``'s, or the data options given)."""
     for name in ("seed", "missing"):  # the comparison's own: see the module docstring
         options.pop(name, None)
-    split_options(options, caller, data_options(entry))
+    split_options(options, caller, data_options(entry) if isinstance(entry, str) else entry)
 
 
 def compare_runs(
@@ -134,11 +146,13 @@ def compare_runs(
     zero_method: str = "wilcox",
     continuity: bool = False,
     correction: str | None = "holm",
+    family: str = "measure",
     alpha: float = 0.05,
     ci: float = 0.95,
     seed: int = 0,
     missing: str = "error",
     preset: Any = None,
+    measures: Any = None,
     **options: Any,
 ) -> PairedComparison:
     """Score TREC runs against one reading of the qrels, and compare them (:func:`compare`).
@@ -152,22 +166,27 @@ def compare_runs(
         directories when stems clash, see :func:`system_names`).
     baseline, test, alternative, n_resamples, ci_method, zero_method, continuity
         As :func:`compare`.
-    correction, alpha, ci
+    correction, family, alpha, ci
         As :func:`compare`.
     seed : int, default 0
         The resampling's seed; with ``ties="random"`` also the scoring's (see the module
         docstring).
     missing : {"error", "zero", "intersection"}, default "error"
         The comparison's policy for queries some runs lack: ``"zero"`` scores every run with
-        ``ndcg_run(missing="zero")`` (``trec_eval -c``); the others with
-        ``ndcg_run(missing="skip")`` and pair the queries the runs have.
+        ``missing="zero"`` (``trec_eval -c``); the others with ``missing="skip"`` and pair the
+        queries the runs have.
     preset : str, optional
         A tool's definition (as :func:`fastndcg.ndcg_run` takes it; its ``missing`` setting
         gives way to the comparison's).
+    measures : str or list of str, optional
+        Measures by name (``["nDCG@10", "P@10", "map"]``, as :func:`fastndcg.evaluate_run`
+        takes them): each run is scored with :func:`fastndcg.evaluate_run` and every measure
+        is compared. None: NDCG at the cutoffs ``k``, with :func:`fastndcg.ndcg_run`.
     **options
         Options of :func:`fastndcg.ndcg_run` (``k``, ``gain``, ``judged_only``, ``max_docs``,
-        ``backend``, ``n_threads``, ...); ``backend`` and ``n_threads`` also run the
-        resampling.
+        ``backend``, ``n_threads``, ...), or with ``measures`` of
+        :func:`fastndcg.evaluate_run` (``relevance_level``, ...; no ``k``: name ``nDCG@k``);
+        ``backend`` and ``n_threads`` also run the resampling.
 
     Returns
     -------
@@ -187,13 +206,37 @@ def compare_runs(
     [('x', 'y', 1, 1, 1)]
     """
     checked = comparison_options(locals())
-    _check_scoring_options(dict(options), "compare_runs()", RUN)
+    if measures is None:
+        _check_scoring_options(dict(options), "compare_runs()", RUN)
+    else:
+        _check_measures_options(measures, options)
     named = _named(runs, "runs")
     check_baseline(checked["baseline"], list(named))
     results, sources = score_runs(
-        qrels, named, seed=checked["seed"], missing=checked["missing"], preset=preset, **options
+        qrels,
+        named,
+        seed=checked["seed"],
+        missing=checked["missing"],
+        preset=preset,
+        measures=measures,
+        **options,
     )
     return compare_scored(results, sources, checked, options)
+
+
+def _check_measures_options(measures: Any, options: dict[str, Any]) -> None:
+    """The measures and the options of ``compare_runs(measures=...)``, before reading data."""
+    parse("measures", measures)
+    if "k" in options:
+        raise OptionTypeError(
+            "`k` is NDCG's cutoff: with `measures`, name nDCG at its cutoff instead",
+            option="k",
+            value=options["k"],
+            fix="add 'nDCG@10' (one per cutoff) to `measures` and leave `k` out",
+        )
+    _check_scoring_options(
+        dict(options), "compare_runs()", (*data_options(RUN), *data_options(EVALUATE_RUN))
+    )
 
 
 def score_runs(
@@ -203,19 +246,27 @@ def score_runs(
     seed: int = 0,
     missing: str = "error",
     preset: Any = None,
+    measures: Any = None,
     **options: Any,
-) -> tuple[dict[str, NDCGResult], dict[str, RunSource]]:
+) -> tuple[dict[str, NDCGResult | MeasuresResult], dict[str, RunSource]]:
     """Each run scored as :func:`compare_runs` scores it, and where to read it again.
 
     The qrels are read once; ``seed`` and ``missing`` are the comparison's (see the module
-    docstring).
+    docstring). With ``measures``, each run's measures (:func:`fastndcg.evaluate_run`), else
+    its NDCG (:func:`fastndcg.ndcg_run`).
     """
     judged = read_once(qrels, "qrels")  # parsed once for every run
     scoring = {
         **_scoring(options, seed, preset),
         "missing": "zero" if missing == "zero" else "skip",
     }
-    results = {name: ndcg_run(judged, run, **scoring) for name, run in runs.items()}
+    if measures is None:
+        results = {name: ndcg_run(judged, run, **scoring) for name, run in runs.items()}
+    else:
+        results = {
+            name: evaluate_run(judged, run, measures=measures, **scoring)
+            for name, run in runs.items()
+        }
     sources = {name: RunSource(judged, run, scoring) for name, run in runs.items()}
     return results, sources
 
@@ -234,6 +285,7 @@ def compare_table(
     zero_method: str = "wilcox",
     continuity: bool = False,
     correction: str | None = "holm",
+    family: str = "measure",
     alpha: float = 0.05,
     ci: float = 0.95,
     seed: int = 0,
@@ -256,7 +308,7 @@ def compare_table(
         The query id and grade columns (as :func:`fastndcg.ndcg_table`).
     baseline, test, alternative, n_resamples, ci_method, zero_method, continuity
         As :func:`compare`.
-    correction, alpha, ci, missing
+    correction, family, alpha, ci, missing
         As :func:`compare` (every system has every query here: ``missing`` never applies).
     seed : int, default 0
         The resampling's seed; with ``ties="random"`` also the scoring's, the same for every
@@ -284,6 +336,14 @@ def compare_table(
     (0.6666666666666666, 0.6666666666666666, (1, 1, 1))
     """
     checked = comparison_options(locals())
+    if "measures" in options:
+        raise OptionTypeError(
+            "compare_table() compares NDCG; it takes no `measures`",
+            option="measures",
+            value=options["measures"],
+            fix="score each score column with fastndcg.evaluate(grades, scores, qid=..., "
+            "measures=[...]) and compare the results with fastndcg.compare({name: result})",
+        )
     if "score" in options:
         raise OptionTypeError(
             "compare_table() takes the systems' score columns as `scores=`, not `score=`",
@@ -302,7 +362,7 @@ def compare_table(
 
 
 def compare_scored(
-    results: dict[str, NDCGResult],
+    results: dict[str, NDCGResult] | dict[str, MeasuresResult],
     sources: Mapping[str, Any],
     checked: dict[str, Any],
     runtime: Mapping[str, Any],

@@ -5,8 +5,8 @@ Four figures, each a function taking a :class:`~fastndcg.PairedComparison` and r
 
 - :func:`waterfall`: one comparison's per-query deltas, sorted (wins above zero, losses below),
   with the mean delta and its interval;
-- :func:`forest`: every comparison's delta with its interval, per cutoff, significant ones
-  filled;
+- :func:`forest`: every comparison's delta with its interval, per measure (each cutoff of
+  NDCG is one), significant ones filled: the one figure of a comparison of measures;
 - :func:`ndcg_at_k`: each system's mean NDCG over the cutoffs, with t intervals;
 - :func:`distribution`: each system's per-query values at one cutoff (histograms and means).
 
@@ -132,7 +132,7 @@ def waterfall(
 
 
 def forest(comparison: Any, *, ax: Any = None) -> Any:
-    """Every comparison's delta with its interval, grouped by cutoff (a forest plot).
+    """Every comparison's delta with its interval, grouped by measure (a forest plot).
 
     Filled markers are significant after the correction, hollow ones are not; the vertical
     line is no difference. The adjusted p-value stands at the right of each row.
@@ -141,12 +141,12 @@ def forest(comparison: Any, *, ax: Any = None) -> Any:
     figure, ax = _figure(ax, (9.0, 1.2 + 0.42 * max(len(rows), 1)))
     labels, y = [], []
     position = 0.0
-    for k in comparison.cutoffs:
-        for row in (r for r in rows if r["cutoff"] == k):
-            labels.append(f"{row['system']} vs {row['baseline']}  {_cutoff(k)}")
+    for measure in comparison.measures:
+        for row in (r for r in rows if r["measure"] == measure):
+            labels.append(f"{row['system']} vs {row['baseline']}  {measure}")
             y.append(position)
             position += 1.0
-        position += 0.6  # a gap between cutoffs
+        position += 0.6  # a gap between measures
     y = np.array(y)
     delta = np.array([r["delta"] for r in rows], dtype=float)
     low = np.array([r["ci_low"] for r in rows], dtype=float)
@@ -253,6 +253,13 @@ def distribution(comparison: Any, *, k: Any = ..., bins: int = 10, ax: Any = Non
 def draw(comparison: Any, kind: str, path: Any = None, **options: Any) -> Any:
     """Draw figure ``kind`` (one of :data:`KINDS`); write it to ``path`` when given."""
     kind = parse_view("kind", kind)
+    if comparison.of_measures and kind != "forest":
+        raise OptionError(
+            f"the {kind!r} plot shows NDCG's cutoffs; this comparison is of measures",
+            option="kind",
+            value=kind,
+            fix="draw kind='forest' (every measure's comparisons), or compare NDCG results",
+        )
     function = {
         "forest": forest,
         "waterfall": waterfall,

@@ -13,14 +13,24 @@ from fastndcg._compare.explanation import json_value
 from fastndcg._compare.multitest import CORRECTION_NAMES
 from fastndcg._compare.significance import MIN_BOOTSTRAP_QUERIES
 from fastndcg._compare.tables import Table, latex_escape, latex_float
+from fastndcg._core.measures import KINDS, Measure, parse_measures
 from fastndcg._errors import InputError, OptionError
 
 # the columns of a comparison's rows (and of to_pandas()), and of its systems' rows
 COLUMNS = tuple(
-    "cutoff baseline system mean_baseline mean_system delta ci_low ci_high effect_size p_value "
-    "p_adjusted significant wins ties losses n_queries".split()
+    "measure cutoff baseline system mean_baseline mean_system delta ci_low ci_high effect_size "
+    "p_value p_adjusted significant wins ties losses n_queries".split()
 )
-SYSTEM_COLUMNS = ("cutoff", "system", "mean", "ci_low", "ci_high", "n_queries", "n_skipped")
+SYSTEM_COLUMNS = (
+    "measure",
+    "cutoff",
+    "system",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n_queries",
+    "n_skipped",
+)
 _TEST_NAMES = {
     "t": "paired t-test",
     "randomization": "paired randomization test (sign flips of the per-query differences)",
@@ -44,10 +54,6 @@ def _short_test_name(test: str) -> str:
     return name[0].upper() + name[1:]
 
 
-def _cutoff(k: int | None) -> str:
-    return "all" if k is None else f"@{k}"
-
-
 def definition_text(options: dict[str, Any]) -> str:
     """A result's definition (its ``options``) in words: gain, discount, ties, ideal, ..."""
     parts = []
@@ -63,6 +69,14 @@ def definition_text(options: dict[str, Any]) -> str:
     rest = sorted(set(options) - set(_DEFINING) - {"backend"})
     parts += [f"{name} {options[name]!r}" for name in rest]
     return ", ".join(parts) if parts else "as computed"
+
+
+def _measure_text(measure: Measure) -> str:
+    """A measure's name and what it is; where its summary is not the mean, what is compared."""
+    kind = KINDS[measure.kind]
+    summary = {"sum": "the sum", "geometric": "the geometric mean"}.get(kind.aggregate)
+    compared = f"; compared on the mean of per-query values, its summary {summary}"
+    return f"{measure.name} ({kind.title}{compared if summary else ''})"
 
 
 def _num(value: float, digits: int = 4, sign: bool = False) -> str:
@@ -92,7 +106,7 @@ def _row_cells(r: dict[str, Any], mark: tuple[str, str]) -> tuple[str, ...]:
     ``mark`` follows the adjusted p-value: its first item when significant, else its second.
     """
     return (
-        _cutoff(r["cutoff"]),
+        r["measure"],
         r["baseline"],
         r["system"],
         _num(r["mean_baseline"]),
@@ -109,7 +123,7 @@ def _row_cells(r: dict[str, Any], mark: tuple[str, str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True, repr=False, eq=False)
 class PairedComparison:
-    """Paired comparison of systems, per cutoff: the value returned by :func:`fastndcg.compare`.
+    """Paired comparison of systems, per measure: the value returned by :func:`fastndcg.compare`.
 
     Print it for a table; :meth:`to_pandas`, :meth:`to_markdown`, :meth:`to_latex` and
     :meth:`to_json` export it, :meth:`per_query` gives the aligned per-query values,
@@ -119,17 +133,22 @@ class PairedComparison:
     ----------
     test, alternative, n_resamples, ci_method, zero_method, continuity
         The test's options.
-    correction, alpha, ci, seed, missing, baseline, backend
+    correction, family, alpha, ci, seed, missing, baseline, backend
         The other options the comparison ran with (``backend`` resolved to the name of the
         backend that ran: one of :func:`fastndcg.available_backends`).
     names : tuple of str
         The systems, in the order given.
+    measures : tuple of str
+        The measures, one block of comparisons each: ``NDCG@k`` (``NDCG``: the whole list) per
+        cutoff of NDCGResults, the measures of MeasuresResults as named there.
     cutoffs : tuple of (int or None)
-        The cutoffs (measures); None is the whole list.
+        Each measure's cutoff; None is the whole list (or a measure without a cutoff).
+    of_measures : bool
+        The results compared are MeasuresResults (:func:`fastndcg.evaluate`).
     pairs : tuple of (int, int)
         The comparisons, as (baseline, system) indices into ``names``.
     rows : list of dict
-        One row per cutoff and comparison, in that order: the columns of :meth:`to_pandas`
+        One row per measure and comparison, in that order: the columns of :meth:`to_pandas`
         plus ``n_skipped`` (queries left out because one of the two systems skipped them: no
         relevant item), ``statistic`` (t for ``"t"``, the sum of the differences for
         ``"randomization"``, the mean difference as the bootstrap sums it for
@@ -139,17 +158,17 @@ class PairedComparison:
         comparison had too few queries) and ``n_tested`` (the queries the test used: for
         Wilcoxon with ``zero_method="wilcox"``, those with a nonzero difference).
     systems : list of dict
-        Per cutoff and system: ``mean`` over the queries it scored, its Student t interval
+        Per measure and system: ``mean`` over the queries it scored, its Student t interval
         (``ci_low``, ``ci_high``), ``n_queries`` and ``n_skipped``.
     query_ids : ndarray
         The aligned queries.
-    values : ndarray of float64, shape (n_systems, n_queries, n_cutoffs)
+    values : ndarray of float64, shape (n_systems, n_queries, n_measures)
         Per-query values on those queries (NaN: skipped; 0: missing under ``missing="zero"``).
     n_missing : dict of str to int
         Per system, aligned queries it lacked (scored 0 under ``missing="zero"``).
     n_dropped : int
         Queries dropped by ``missing="intersection"``.
-    results : dict of str to NDCGResult
+    results : dict of str to NDCGResult or MeasuresResult
         The results compared (references to them, not copies), by system.
     sources : dict or None
         Where each system's rows can be read again for :meth:`explain` (set by
@@ -165,14 +184,17 @@ class PairedComparison:
     continuity: bool
     seed: int
     correction: str | None
+    family: str
     alpha: float
     ci: float
     missing: str
     baseline: str | None
     backend: str
     names: tuple[str, ...]
+    measures: tuple[str, ...]
     cutoffs: tuple[int | None, ...]
     pairs: tuple[tuple[int, int], ...]
+    of_measures: bool = False
     rows: list[dict[str, Any]] = field(default_factory=list)
     systems: list[dict[str, Any]] = field(default_factory=list)
     query_ids: np.ndarray = field(default_factory=lambda: np.empty(0))
@@ -184,25 +206,35 @@ class PairedComparison:
 
     # ---- descriptions -------------------------------------------------------------------
     @property
-    def family(self) -> str:
+    def family_description(self) -> str:
         """The comparisons each correction covers, in words."""
         m = len(self.pairs)
         if self.baseline is None:
             what = "all pairs of systems (delta = second - first)"
         else:
             what = f"each system against baseline {self.baseline!r} (delta = system - baseline)"
-        return f"{what}; {m} comparison{'s' if m != 1 else ''} per cutoff, one family per cutoff"
+        what += f"; {m} comparison{'s' if m != 1 else ''} per measure"
+        if self.family == "all":
+            total = m * len(self.measures)
+            return f"{what}, one family of {total} across the {len(self.measures)} measure(s)"
+        return f"{what}, one family per measure"
 
     @property
     def measure(self) -> str:
-        """The measures compared (one per cutoff) and their definition, in words."""
-        cutoffs = ", ".join("NDCG (whole list)" if k is None else f"NDCG@{k}" for k in self.cutoffs)
+        """The measures compared and their definition, in words."""
+        if self.of_measures:
+            named = ", ".join(_measure_text(m) for m in parse_measures(list(self.measures)))
+        else:
+            named = ", ".join(
+                "NDCG (whole list)" if k is None else f"NDCG@{k}" for k in self.cutoffs
+            )
+            named += ", per query DCG / IDCG"
         texts = {name: definition_text(result.options) for name, result in self.results.items()}
         if len(set(texts.values())) <= 1:
             definition = next(iter(texts.values()), "as computed")
         else:
             definition = "DEFINITIONS DIFFER: " + "; ".join(f"{n}: {t}" for n, t in texts.items())
-        return f"{cutoffs}, per query DCG / IDCG; {definition}"
+        return f"{named}; {definition}"
 
     @property
     def test_description(self) -> str:
@@ -236,6 +268,10 @@ class PairedComparison:
         if self.test == "wilcoxon":
             text += " (of the mean difference; the Wilcoxon test concerns the pseudo-median)"
         return text
+
+    def _within(self) -> str:
+        """The correction's family, in a few words."""
+        return "within each measure" if self.family == "measure" else "across every measure"
 
     def _replaced(self) -> int:
         """Bootstrap comparisons tested with the exact sign-flip test (too few queries)."""
@@ -274,9 +310,9 @@ class PairedComparison:
         lines = [
             f"measure: {self.measure}",
             f"test: {self.test_description}; {self._resampling()}",
-            f"family: {self.family}",
+            f"family: {self.family_description}",
             f"correction: {CORRECTION_NAMES[self.correction]}"
-            + ("" if self.correction is None else " (within each cutoff)")
+            + ("" if self.correction is None else f" ({self._within()})")
             + f"; alpha = {self.alpha:g} on adjusted p-values; CI: {self.interval}",
         ]
         queries = f"queries: {self.query_ids.size} aligned (missing={self.missing!r}"
@@ -297,15 +333,15 @@ class PairedComparison:
 
     # ---- text ---------------------------------------------------------------------------
     def __repr__(self) -> str:
-        heads = ("cutoff", "baseline", "system", "mean_base", "mean_sys", "delta", "ci")
+        heads = ("measure", "baseline", "system", "mean_base", "mean_sys", "delta", "ci")
         heads += ("effect", "p", "p_adj", "W/T/L", "n")
         rows = [_row_cells(r, mark=(" *", "  ")) for r in self.rows]
         systems = Table(
-            ("cutoff", "system", "mean", "ci", "n"),
+            ("measure", "system", "mean", "ci", "n"),
             "llrrr",
             [
                 (
-                    _cutoff(s["cutoff"]),
+                    s["measure"],
                     s["system"],
                     _num(s["mean"]),
                     f"[{_num(s['ci_low'])}, {_num(s['ci_high'])}]",
@@ -332,10 +368,10 @@ class PairedComparison:
         Parameters
         ----------
         table : {"comparisons", "systems"}, default "comparisons"
-            ``"comparisons"``: one row per cutoff and comparison with exactly the columns
-            cutoff, baseline, system, mean_baseline, mean_system, delta, ci_low, ci_high,
+            ``"comparisons"``: one row per measure and comparison with exactly the columns
+            measure, cutoff, baseline, system, mean_baseline, mean_system, delta, ci_low, ci_high,
             effect_size, p_value, p_adjusted, significant, wins, ties, losses, n_queries.
-            ``"systems"``: one row per cutoff and system (cutoff, system, mean, ci_low,
+            ``"systems"``: one row per measure and system (measure, cutoff, system, mean, ci_low,
             ci_high, n_queries, n_skipped).
 
         Returns
@@ -364,12 +400,14 @@ class PairedComparison:
     def settings(self) -> dict[str, Any]:
         """What was compared and how, as plain values: the head of :meth:`to_dict`.
 
-        The measure (``measure``: cutoffs and each system's definition in words,
-        ``definitions``), the test and its options, the interval (``interval``, in words),
-        the correction, the family and alpha.
+        The measures (``measure``: each measure and each system's definition in words,
+        ``measures``, ``cutoffs``, ``definitions``), the test and its options, the interval
+        (``interval``, in words), the correction, the family (``family``, ``family_description``)
+        and alpha.
         """
         return {
             "measure": self.measure,
+            "measures": list(self.measures),
             "cutoffs": list(self.cutoffs),
             "definitions": {n: definition_text(r.options) for n, r in self.results.items()},
             "test": self.test,
@@ -385,6 +423,7 @@ class PairedComparison:
             "correction": self.correction,
             "alpha": self.alpha,
             "family": self.family,
+            "family_description": self.family_description,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -417,11 +456,11 @@ class PairedComparison:
         """
         head = (
             f"**{_short_test_name(self.test)}** ({_ALTERNATIVES[self.alternative]}; "
-            f"{self._resampling()}) of {self.measure}; family: {self.family}; "
+            f"{self._resampling()}) of {self.measure}; family: {self.family_description}; "
             f"{CORRECTION_NAMES[self.correction]} correction; alpha = {self.alpha:g}; "
             f"CI: {self.interval}. `*`: adjusted p <= {self.alpha:g}."
         )
-        heads = ("cutoff", "baseline", "system", "mean baseline", "mean system", "delta", "CI")
+        heads = ("measure", "baseline", "system", "mean baseline", "mean system", "delta", "CI")
         heads += ("effect size", "p", "adjusted p", "W/T/L", "n")
         rows = [_row_cells(r, mark=("*", "")) for r in self.rows]
         return "\n".join([head, "", *Table(heads, "lll" + "r" * 9, rows).markdown()])
@@ -429,7 +468,7 @@ class PairedComparison:
     def to_latex(self, digits: int = 4) -> str:
         r"""A LaTeX ``table`` (booktabs) of the comparisons.
 
-        Per cutoff the best mean (baseline or system column) is bold; significant comparisons
+        Per measure the best mean (baseline or system column) is bold; significant comparisons
         carry :math:`^\dagger` on their difference (in the same math group,
         ``$+0.0123^{\dagger}$``); the caption names the test, the resamples, the correction,
         the family and alpha. Needs ``\usepackage{booktabs}``.
@@ -448,31 +487,31 @@ class PairedComparison:
             for key in ("mean_baseline", "mean_system"):
                 value = r[key]
                 if not math.isnan(value):
-                    best[r["cutoff"]] = max(best.get(r["cutoff"], -math.inf), value)
+                    best[r["measure"]] = max(best.get(r["measure"], -math.inf), value)
 
-        def mean(value: float, k: int | None) -> str:
+        def mean(value: float, measure: str) -> str:
             text = _num(value, digits)
-            return rf"\textbf{{{text}}}" if value == best.get(k) else text
+            return rf"\textbf{{{text}}}" if value == best.get(measure) else text
 
         dagger = r"^{\dagger}"
         caption = (
             f"{latex_escape(self.measure)}. {_short_test_name(self.test)}, "
             f"{latex_escape(_ALTERNATIVES[self.alternative])} "
             f"({latex_escape(self._resampling())}); "
-            f"{CORRECTION_NAMES[self.correction]} correction within each cutoff "
-            f"({latex_escape(self.family)}); $\\alpha = {self.alpha:g}$. "
-            f"CI: {latex_escape(self.interval)}. Bold: best mean per cutoff; "
+            f"{CORRECTION_NAMES[self.correction]} correction {self._within()} "
+            f"({latex_escape(self.family_description)}); $\\alpha = {self.alpha:g}$. "
+            f"CI: {latex_escape(self.interval)}. Bold: best mean per measure; "
             f"$^\\dagger$: significant (adjusted $p \\le {self.alpha:g}$)."
         )
-        heads = ("Cutoff", "Baseline", "System", "Mean (baseline)", "Mean (system)", r"$\Delta$")
+        heads = ("Measure", "Baseline", "System", "Mean (baseline)", "Mean (system)", r"$\Delta$")
         heads += ("CI", "Effect", "$p$", "adj. $p$", "W/T/L")
         rows = [
             (
-                latex_escape(_cutoff(r["cutoff"])),
+                latex_escape(r["measure"]),
                 latex_escape(r["baseline"]),
                 latex_escape(r["system"]),
-                mean(r["mean_baseline"], r["cutoff"]),
-                mean(r["mean_system"], r["cutoff"]),
+                mean(r["mean_baseline"], r["measure"]),
+                mean(r["mean_system"], r["measure"]),
                 f"${_num(r['delta'], digits, sign=True)}{dagger if r['significant'] else ''}$",
                 f"[${_bound(r['ci_low'], digits)}$, ${_bound(r['ci_high'], digits)}$]",
                 f"${_num(r['effect_size'], 3, sign=True)}$",
@@ -487,22 +526,24 @@ class PairedComparison:
     def per_query(self) -> Any:
         """The aligned per-query values and differences as a long ``pyarrow.Table``.
 
-        One row per cutoff, comparison and aligned query, with columns ``cutoff`` (int64,
-        null for the whole list), ``baseline``, ``system``, ``query_id``, ``value_baseline``,
-        ``value_system``, ``delta`` (``value_system - value_baseline``) and ``used`` (False
-        where a value is NaN: the query was skipped for having no relevant item, so the
-        comparison left it out). ``.to_pandas()`` turns it into a DataFrame.
+        One row per measure, comparison and aligned query, with columns ``measure``,
+        ``cutoff`` (int64, null for the whole list or a measure without one), ``baseline``,
+        ``system``, ``query_id``, ``value_baseline``, ``value_system``, ``delta``
+        (``value_system - value_baseline``) and ``used`` (False where a value is NaN: the
+        query was skipped for having no relevant item, so the comparison left it out).
+        ``.to_pandas()`` turns it into a DataFrame.
         """
         import pyarrow as pa
 
         n = self.query_ids.size
         parts = []
-        for j, k in enumerate(self.cutoffs):
+        for j, (measure, k) in enumerate(zip(self.measures, self.cutoffs, strict=True)):
             for a, b in self.pairs:
                 va, vb = self.values[a, :, j], self.values[b, :, j]
                 parts.append(
                     pa.table(
                         {
+                            "measure": pa.array([measure] * n, type=pa.string()),
                             "cutoff": pa.array([k] * n, type=pa.int64()),
                             "baseline": pa.array([self.names[a]] * n, type=pa.string()),
                             "system": pa.array([self.names[b]] * n, type=pa.string()),
@@ -553,6 +594,14 @@ class PairedComparison:
         """
         from fastndcg._compare.explain import explain_systems
 
+        if self.of_measures:
+            raise InputError(
+                "explain shows NDCG's ranked lists; this comparison is of measures "
+                f"({', '.join(self.measures)})",
+                value=query_id,
+                fix="compare the NDCG results (compare_runs without `measures`) to explain a "
+                "query, or explain one query's arrays with fastndcg.explain(grades, scores, ...)",
+            )
         if self.sources is None:
             raise InputError(
                 "this comparison was made from NDCGResult objects, which hold per-query "

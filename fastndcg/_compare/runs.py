@@ -1,7 +1,8 @@
 r"""Paired comparison of systems: :func:`compare`.
 
-:func:`compare` takes per-query NDCG results (from any entry point) and tests, per cutoff,
-whether each system differs from a baseline (or every pair). Its conveniences for TREC runs and
+:func:`compare` takes per-query results (NDCG from any entry point, or the measures of
+:func:`fastndcg.evaluate`) and tests, per measure (each cutoff of NDCG is one), whether each
+system differs from a baseline (or every pair). Its conveniences for TREC runs and
 tables, which score the systems first, are in :mod:`fastndcg._compare.conveniences`.
 
 Queries skipped for having no relevant item (``zero_idcg="skip"``: NaN) are dropped from both
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,15 +24,32 @@ from fastndcg._compare import align, significance
 from fastndcg._compare.multitest import adjust
 from fastndcg._compare.report import COLUMNS, SYSTEM_COLUMNS, PairedComparison
 from fastndcg._contract import Backend
+from fastndcg._core.measures import parse_measures
 from fastndcg._core.options import COMPARE_OPTIONS, parse, parse_compare
 from fastndcg._errors import InputError, InputTypeError, OptionError
-from fastndcg._result import NDCGResult
+from fastndcg._result import MeasuresResult, NDCGResult
+
+Result = NDCGResult | MeasuresResult
 
 
-def _check_results(results: Any) -> tuple[list[str], list[NDCGResult]]:
+@dataclass(frozen=True)
+class Blocks:
+    """The measures a comparison tests, one block of comparisons each.
+
+    Every cutoff of NDCGResults is its own measure (``NDCG@10``, ``NDCG`` for the whole list);
+    the measures of MeasuresResults are theirs, named as given.
+    """
+
+    labels: tuple[str, ...]
+    cutoffs: tuple[int | None, ...]
+    of_measures: bool  # the results are MeasuresResults
+
+
+def _check_results(results: Any) -> tuple[list[str], list[Result], Blocks]:
     if not isinstance(results, Mapping):
         raise InputTypeError(
-            "results must be a mapping of system name to NDCGResult (e.g. a dict)",
+            "results must be a mapping of system name to NDCGResult or MeasuresResult "
+            "(e.g. a dict)",
             value=type(results).__name__,
             fix=f"got {type(results).__name__}",
         )
@@ -40,9 +59,10 @@ def _check_results(results: Any) -> tuple[list[str], list[NDCGResult]]:
     for name in names:
         if not isinstance(name, str):
             raise InputTypeError("system names must be strings", value=name, fix=f"got {name!r}")
-        if not isinstance(results[name], NDCGResult):
+        if not isinstance(results[name], (NDCGResult, MeasuresResult)):
             raise InputTypeError(
-                f"results[{name!r}] must be an NDCGResult (from fastndcg.ndcg and friends)",
+                f"results[{name!r}] must be an NDCGResult (from fastndcg.ndcg and friends) or a "
+                "MeasuresResult (from fastndcg.evaluate, evaluate_run)",
                 value=type(results[name]).__name__,
                 where=f"results[{name!r}]",
                 fix=f"got {type(results[name]).__name__}",
@@ -51,7 +71,18 @@ def _check_results(results: Any) -> tuple[list[str], list[NDCGResult]]:
         raise InputError(
             "compare needs at least 2 systems", value=names, fix=f"got 1 ({names[0]!r})"
         )
-    cutoffs = results[names[0]].k
+    runs = [results[n] for n in names]
+    kinds = {type(r).__name__ for r in runs}
+    if len(kinds) > 1:
+        raise InputError(
+            "the systems mix NDCGResults and MeasuresResults",
+            value={n: type(r).__name__ for n, r in zip(names, runs, strict=True)},
+            fix="score every system with fastndcg.evaluate or evaluate_run (nDCG is one of "
+            "the measures: measures=['nDCG@10', ...]), or every one with the NDCG functions",
+        )
+    if isinstance(runs[0], MeasuresResult):
+        return names, runs, _measure_blocks(names, runs)
+    cutoffs = runs[0].k
     for name in names[1:]:
         if results[name].k != cutoffs:
             listed = "; ".join(f"{n!r}: k={results[n].k}" for n in names)
@@ -61,7 +92,30 @@ def _check_results(results: Any) -> tuple[list[str], list[NDCGResult]]:
                 where=f"results[{name!r}]",
                 fix=f"got {listed}",
             )
-    return names, [results[n] for n in names]
+    labels = tuple("NDCG" if k is None else f"NDCG@{k}" for k in cutoffs)
+    return names, runs, Blocks(labels, tuple(cutoffs), of_measures=False)
+
+
+def _measure_blocks(names: list[str], runs: list[Any]) -> Blocks:
+    """The measures of MeasuresResults, which must be the same, in the same order."""
+    first = runs[0].measures
+    for name, run in zip(names[1:], runs[1:], strict=True):
+        if run.measures == first:
+            continue
+        lacking, extra = set(first) - set(run.measures), set(run.measures) - set(first)
+        differ = (
+            f"{name!r} lacks {sorted(lacking)} and has {sorted(extra)} that {names[0]!r} lacks"
+            if lacking or extra
+            else "the same measures in another order"
+        )
+        raise InputError(
+            f"all systems must have the same measures, in the same order: {differ}",
+            value={n: list(r.measures) for n, r in zip(names, runs, strict=True)},
+            where=f"results[{name!r}]",
+            fix=f"score every system with measures={list(first)!r}",
+        )
+    cutoffs = tuple(measure.cutoff for measure in parse_measures(list(first)))
+    return Blocks(tuple(first), cutoffs, of_measures=True)
 
 
 def check_baseline(baseline: str | None, names: list[str]) -> None:
@@ -93,7 +147,7 @@ def comparison_options(arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def compare(
-    results: Mapping[str, NDCGResult],
+    results: Mapping[str, NDCGResult] | Mapping[str, MeasuresResult],
     *,
     baseline: str | None = None,
     test: str = "randomization",
@@ -103,6 +157,7 @@ def compare(
     zero_method: str = "wilcox",
     continuity: bool = False,
     correction: str | None = "holm",
+    family: str = "measure",
     alpha: float = 0.05,
     ci: float = 0.95,
     seed: int = 0,
@@ -112,17 +167,22 @@ def compare(
 ) -> PairedComparison:
     r"""Paired comparison of systems on the same queries: which differences are significant.
 
-    Every cutoff ``k`` of the results is its own measure. For each measure and each
-    comparison (system versus baseline) the per-query differences
-    :math:`d_j = x^{\mathrm{system}}_j - x^{\mathrm{baseline}}_j` over the queries both
-    systems scored are tested for a shift of zero, and the p-values of each measure's
-    comparisons are adjusted together for multiple testing.
+    Every measure of the results is a block of comparisons: each measure of MeasuresResults
+    (:func:`fastndcg.evaluate`, :func:`fastndcg.evaluate_run`), each cutoff ``k`` of
+    NDCGResults. For each measure and each comparison (system versus baseline) the per-query
+    differences :math:`d_j = x^{\mathrm{system}}_j - x^{\mathrm{baseline}}_j` over the queries
+    both systems scored are tested for a shift of zero, and the p-values of each measure's
+    comparisons (or of all, ``family="all"``) are adjusted together for multiple testing. The
+    test and the means shown are on the per-query values, also for a measure whose summary is
+    not their mean (the counts' sums, GMAP's geometric mean).
 
     Parameters
     ----------
-    results : mapping of str to NDCGResult
-        The systems, by name, e.g. ``{"bm25": fastndcg.ndcg(...), "dense": ...}``. All must be
-        scored at the same cutoffs. Queries are paired by query id.
+    results : mapping of str to NDCGResult, or of str to MeasuresResult
+        The systems, by name, e.g. ``{"bm25": fastndcg.ndcg(...), "dense": ...}``: all
+        NDCGResults scored at the same cutoffs, or all MeasuresResults of the same measures in
+        the same order (a mix is refused: nDCG is one of the measures of
+        :func:`fastndcg.evaluate`). Queries are paired by query id.
     baseline : str or None, default None
         None compares every unordered pair once, in the order given: the pair (A, B) has
         :math:`d = B - A`. A system name compares that system with each other one:
@@ -158,10 +218,13 @@ def compare(
         The Wilcoxon test's continuity correction of its normal approximation (scipy's
         ``correction``).
     correction : str or None, default "holm"
-        Adjustment of the p-values across the comparisons of each cutoff (the family), as
+        Adjustment of the p-values across the comparisons of each family, as
         ``statsmodels.stats.multitest.multipletests``: ``"holm"``, ``"bonferroni"``,
         ``"sidak"``, ``"holm-sidak"``, ``"hommel"`` (family-wise error rate), ``"bh"``
         (alias ``"fdr_bh"``), ``"by"`` (``"fdr_by"``; false discovery rate), or None.
+    family : {"measure", "all"}, default "measure"
+        The comparisons each correction covers: those of each measure (each cutoff), or
+        every comparison of every measure together.
     alpha : float, default 0.05
         A comparison is significant when its adjusted p-value is at most ``alpha``.
     ci : float, default 0.95
@@ -203,7 +266,8 @@ def compare(
         or ``n_resamples`` above :math:`10^9` (:class:`OptionTypeError`, also a TypeError, for
         a value of the wrong type).
     InputError
-        Fewer than 2 systems, different cutoffs, a query id listed twice, or
+        Fewer than 2 systems, different cutoffs or measures, NDCGResults mixed with
+        MeasuresResults, a query id listed twice, or
         (``missing="error"``) queries some systems lack (:class:`InputTypeError` for results
         of the wrong type).
     ImportError
@@ -229,30 +293,30 @@ def compare(
     checked = comparison_options(locals())
     engine = resolve_backend(parse("backend", backend))
     threads = parse("n_threads", n_threads)
-    names, runs = _check_results(results)
+    names, runs, blocks = _check_results(results)
     check_baseline(checked["baseline"], names)
     with engine.threads(threads):
-        return _compare(results, names, runs, engine, checked)
+        return _compare(results, names, runs, blocks, engine, checked)
 
 
 def _compare(
-    results: Mapping[str, NDCGResult],
+    results: Mapping[str, Result],
     names: list[str],
-    runs: list[NDCGResult],
+    runs: list[Result],
+    blocks: Blocks,
     engine: Backend,
     options: dict[str, Any],
 ) -> PairedComparison:
     """The comparison of ``runs`` under the checked ``options`` (of ``COMPARE_OPTIONS``)."""
     test, ci, alternative = options["test"], options["ci"], options["alternative"]
     aligned = align.align(names, runs, options["missing"])
-    cutoffs = runs[0].k
     pairs = _pairs(names, options["baseline"])
     values = aligned.values
 
     rows: list[dict[str, Any]] = []
     groups: dict[bytes, list[int]] = {}  # comparisons sharing their queries, by query mask
     deltas: list[np.ndarray] = []
-    for j, k in enumerate(cutoffs):
+    for j, (label, k) in enumerate(zip(blocks.labels, blocks.cutoffs, strict=True)):
         for a, b in pairs:
             va, vb = values[a, :, j], values[b, :, j]
             used = ~(np.isnan(va) | np.isnan(vb))
@@ -262,6 +326,7 @@ def _compare(
             ties = int(np.count_nonzero(xb == xa))
             row = dict.fromkeys(COLUMNS)
             row.update(
+                measure=label,
                 cutoff=k,
                 baseline=names[a],
                 system=names[b],
@@ -306,27 +371,30 @@ def _compare(
             stacklevel=3,
         )
 
-    m = len(pairs)
-    for j in range(len(cutoffs)):  # one family per cutoff: rows j*m .. j*m + m - 1
-        family = rows[j * m : (j + 1) * m]
+    # the families: each measure's rows (j*m .. j*m + m - 1), or every row (family="all")
+    m = max(1, len(pairs) if options["family"] == "measure" else len(rows))
+    for start in range(0, len(rows), m):
+        family = rows[start : start + m]
         p_values = np.array([r["p_value"] for r in family], dtype=float)
         for row, p in zip(family, adjust(p_values, options["correction"]), strict=True):
             row.update(p_adjusted=float(p), significant=bool(p <= options["alpha"]))
 
     systems = []
-    for j, k in enumerate(cutoffs):
+    for j, (label, k) in enumerate(zip(blocks.labels, blocks.cutoffs, strict=True)):
         for s, name in enumerate(names):
             v = values[s, :, j]
             x = v[~np.isnan(v)]
             mean, var = significance.mean_and_var(x)
             low, high = significance.t_interval(mean, var, x.size, ci)
-            cells = (k, name, mean, low, high, int(x.size), int(v.size - x.size))
+            cells = (label, k, name, mean, low, high, int(x.size), int(v.size - x.size))
             systems.append(dict(zip(SYSTEM_COLUMNS, cells, strict=True)))
     return PairedComparison(
         **options,
         backend=engine.name,
         names=tuple(names),
-        cutoffs=tuple(cutoffs),
+        measures=blocks.labels,
+        cutoffs=blocks.cutoffs,
+        of_measures=blocks.of_measures,
         pairs=tuple(pairs),
         rows=rows,
         systems=systems,

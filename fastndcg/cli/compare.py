@@ -140,6 +140,17 @@ def _score(
     trec = _check(args)
     options = _scoring(args, given, trec)
     preset = args.preset
+    measures = getattr(args, "measures", None)  # explain takes none
+    if measures:
+        if not trec:
+            raise UsageError("-m compares measures of TREC runs: give --qrels and --run")
+        if "k" in given:
+            raise UsageError("-k is nDCG's cutoff: with -m, name nDCG@k (or ndcg_cut.k) instead")
+        options.pop("k", None)
+        if "relevance_level" in given:
+            options["relevance_level"] = args.relevance_level
+    elif "relevance_level" in given:
+        raise UsageError("-l is the measures' relevance level: give it with -m")
     if trec:
         names = system_names(args.run)  # errors in the files name their lines
         return score_runs(
@@ -148,6 +159,7 @@ def _score(
             seed=seed,
             missing=missing,
             preset=preset,
+            measures=list(measures) if measures else None,
             **options,
         )
     systems = _systems_of_files(args)
@@ -170,8 +182,7 @@ def compare_command(args: argparse.Namespace, given: set[str]) -> int:
     worse = comparison.worse()
     if args.fail_if_worse and worse:
         listed = ", ".join(
-            f"{r['system']} ({_measure(r['cutoff'])} {r['delta']:+.4f}, "
-            f"adjusted p {r['p_adjusted']:.3g})"
+            f"{r['system']} ({r['measure']} {r['delta']:+.4f}, adjusted p {r['p_adjusted']:.3g})"
             for r in worse
         )
         print(
@@ -180,10 +191,6 @@ def compare_command(args: argparse.Namespace, given: set[str]) -> int:
         )
         return 1
     return 0
-
-
-def _measure(k: int | None) -> str:
-    return "NDCG" if k is None else f"NDCG@{k}"
 
 
 def render_comparison(comparison: PairedComparison, fmt: str) -> str:
@@ -206,7 +213,6 @@ def _csv_row(comparison: PairedComparison, row: dict[str, Any]) -> dict[str, Any
     correction = comparison.correction
     return {
         **cells,
-        "measure": _measure(row["cutoff"]),
         "definition": comparison.measure,
         "test": row["test"],
         "alternative": comparison.alternative,
@@ -216,6 +222,7 @@ def _csv_row(comparison: PairedComparison, row: dict[str, Any]) -> dict[str, Any
         "resamples": row["resamples"],
         "seed": comparison.seed,
         "correction": "none" if correction is None else correction,
+        "family": comparison.family,
         "alpha": comparison.alpha,
     }
 

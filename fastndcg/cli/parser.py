@@ -156,6 +156,7 @@ _COMPARE_EXAMPLES = """examples:
   fastndcg compare --qrels qrels.txt --run prod.run --run new.run --baseline prod --fail-if-worse
   fastndcg compare predictions.parquet --grade label --scores A=score_a,B=score_b --test t
   fastndcg compare --qrels q.txt --run a.run --run b.run --format latex --plot forest.png
+  fastndcg compare --qrels q.txt --run a.run --run b.run -m nDCG@10 -m P@10 -m map
 
 systems are named after their run files (the stem: bm25.run is bm25); runs whose stems clash
 take their whole file names (results.test, results.trunc), and directories where those clash
@@ -169,11 +170,13 @@ _EXPLAIN_EXAMPLES = """examples:
   fastndcg explain predictions.parquet --grade label --scores A=score_a,B=score_b --query 17
 """
 # options of `fastndcg score` that compare and explain do not take (the comparison's own seed
-# and missing replace the scoring's; --scores replaces --score for prediction files)
+# and missing replace the scoring's; --scores replaces --score for prediction files); explain
+# takes no measures either (_MEASURES: compare's -m and -l)
+_MEASURES = frozenset({"measures", "relevance_level"})
 _SCORE_ONLY = frozenset(
     {
         *("compare_presets", "engine", "cluster", "colocated", "per_query", "per_query_lines"),
-        *("digits", "format", "measures", "relevance_level"),
+        *("digits", "format"),
         *("batch_rows", "group", "progress"),  # files are read whole: every row is needed
     }
 )
@@ -281,7 +284,7 @@ def comparing_options(command: str) -> list[Option]:
         if name not in _SCORE_ONLY and name not in taken and name != "score"
     ]
     if command == EXPLAIN_COMMAND:
-        scoring = [option for option in scoring if option.name != "missing"]
+        scoring = [o for o in scoring if o.name != "missing" and o.name not in _MEASURES]
     return scoring + own
 
 

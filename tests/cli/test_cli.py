@@ -954,8 +954,9 @@ def test_trec_files_are_told_by_their_content_whatever_their_names(tmp_path, mon
     # compare takes them the same way
     compare = ["compare", "qrels.txt", "run.txt", "b.csv", "--missing", "zero", "--test", "t"]
     assert command.main([*compare, "--format", "csv"]) == 0
-    rows = capsys.readouterr().out.splitlines()[1:]
-    assert [row.split(",")[1:3] for row in rows] == [["run", "b"]]
+    header, *rows = capsys.readouterr().out.splitlines()
+    pair = [header.split(",").index(name) for name in ("baseline", "system")]
+    assert [[row.split(",")[i] for i in pair] for row in rows] == [["run", "b"]]
     # each error says which file is out of place, and its advice works
     for argv, message in (
         (["run.txt"], "run.txt looks like a TREC run, where a TREC qrels file is expected: "),

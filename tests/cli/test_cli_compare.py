@@ -79,6 +79,7 @@ def test_compare_formats(capsys, runs):
     header, row = out.strip().splitlines()
     assert header.split(",")[: len(COLUMNS)] == list(COLUMNS)
     assert header.split(",") == [
+        "measure",
         "cutoff",
         "baseline",
         "system",
@@ -95,7 +96,6 @@ def test_compare_formats(capsys, runs):
         "ties",
         "losses",
         "n_queries",
-        "measure",
         "definition",
         "test",
         "alternative",
@@ -105,9 +105,10 @@ def test_compare_formats(capsys, runs):
         "resamples",
         "seed",
         "correction",
+        "family",
         "alpha",
     ]
-    assert row.startswith("10,results.comment,better,")
+    assert row.startswith("NDCG@10,10,results.comment,better,")
     import csv
 
     cells = dict(zip(header.split(","), next(csv.reader([row])), strict=True))
@@ -119,6 +120,63 @@ def test_compare_formats(capsys, runs):
         capsys, "compare", runs, "-k", "10", "--format", "latex", "--correction", "none"
     )
     assert r"\toprule" in out and "no correction" in out
+
+
+def test_compare_measures_with_m(capsys, runs):
+    """-m on compare: the comparison of compare_runs(measures=...), each measure a block."""
+    args = ("-m", "nDCG@10", "-m", "P.5", "-m", "map", "--test", "t", "--family", "all")
+    status, out, err = on_runs(capsys, "compare", runs, *args, "-l", "2")
+    assert status == 0 and err == ""
+    expected = fastndcg.compare_runs(
+        QRELS,
+        [runs["base"], runs["better"]],
+        measures=["nDCG@10", "P.5", "map"],
+        relevance_level=2,
+        test="t",
+        family="all",
+    )
+    assert out.strip() == repr(expected)
+    assert "nDCG@10 (normalised discounted cumulative gain), P.5 (precision), map" in out
+    assert "relevance_level 2" in out and "(across every measure)" in out
+    status, out, _ = on_runs(capsys, "compare", runs, *args, "--format", "csv")
+    import csv
+
+    rows = list(csv.DictReader(out.splitlines()))
+    assert [r["measure"] for r in rows] == ["nDCG@10", "P.5", "map"]
+    assert {r["family"] for r in rows} == {"all"}
+    assert all("map (average precision)" in r["definition"] for r in rows)
+    status, out, _ = on_runs(capsys, "compare", runs, *args, "--format", "json")
+    assert json.loads(out)["measures"] == ["nDCG@10", "P.5", "map"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "P@5", "-k", "10"], "-k is nDCG's cutoff: with -m, name nDCG@k"),
+        (["-l", "2"], "-l is the measures' relevance level: give it with -m"),
+        (["-m", "ndgc@10"], "nearest"),
+    ],
+)
+def test_compare_measures_errors(capsys, runs, args, message):
+    status, out, err = on_runs(capsys, "compare", runs, *args)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert message in err
+
+
+def test_compare_measures_of_predictions_files_refused(capsys, predictions):
+    _, folder = predictions
+    status, _, err = run_main(
+        capsys,
+        "compare",
+        folder / "p.parquet",
+        "--grade",
+        "label",
+        "--scores",
+        "score_a,score_b",
+        "-m",
+        "P@5",
+    )
+    assert status == 2 and "-m compares measures of TREC runs: give --qrels and --run" in err
 
 
 def test_compare_takes_every_test_option_as_a_flag(capsys, runs):
@@ -164,6 +222,13 @@ def test_fail_if_worse_gates_a_regression(capsys, runs):
     no_gate = gate[:-1]
     status, _, _ = on_runs(capsys, "compare", runs, *no_gate, systems=("base", "worse"))
     assert status == 0  # a regression without the gate: success
+
+
+def test_fail_if_worse_names_the_measure(capsys, runs):
+    gate = ("-m", "P.10", "-m", "map", "--test", "t", "--fail-if-worse")
+    status, _, err = on_runs(capsys, "compare", runs, *gate, systems=("base", "worse"))
+    assert status == 1 and err.strip().count("\n") == 0
+    assert "worse (P.10 -" in err and ", worse (map -" in err
 
 
 def test_fail_if_worse_exit_code_in_a_subprocess(runs):

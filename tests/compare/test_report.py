@@ -16,6 +16,7 @@ def test_to_pandas_columns():
     comparison = fastndcg.compare(three_runs(), n_resamples=200)
     frame = comparison.to_pandas()
     assert list(frame.columns) == [
+        "measure",
         "cutoff",
         "baseline",
         "system",
@@ -48,7 +49,7 @@ def test_repr_states_the_settings():
         "paired randomization test",
         "321 random sign vectors, seed 9",
         "family: each system against baseline 'bm25'",
-        "correction: Holm (within each cutoff); alpha = 0.05",
+        "correction: Holm (within each measure); alpha = 0.05",
         "95% sign-flip interval: the shifts the randomization test does not reject at level 0.05",
         "test: paired randomization test (sign flips of the per-query differences); two-sided",
         "measure: NDCG@10, per query DCG / IDCG",
@@ -65,7 +66,7 @@ def test_markdown_marks_significance():
     text = fastndcg.compare(three_runs(), baseline="bm25", test="t").to_markdown()
     lines = text.splitlines()
     assert lines[0].startswith("**Paired t-test**") and "Holm correction" in lines[0]
-    assert lines[2].startswith("| cutoff | baseline | system |")
+    assert lines[2].startswith("| measure | baseline | system |")
     dense = next(line for line in lines if "| dense |" in line)
     hybrid = next(line for line in lines if "| hybrid |" in line)
     assert "*" in dense.split("|")[10] and "*" not in hybrid.split("|")[10]
@@ -79,7 +80,7 @@ def test_latex_booktabs_best_bold_marker_and_caption():
     assert text.count(r"\toprule") == 1 and r"\midrule" in text and r"\bottomrule" in text
     assert r"my\_sys" in text
     best = max(r["mean_system"] for r in comparison.rows)
-    dense = next(line for line in text.splitlines() if line.startswith("@10 & bm25 & dense"))
+    dense = next(line for line in text.splitlines() if line.startswith("NDCG@10 & bm25 & dense"))
     assert rf"\textbf{{{best:.4f}}}" in dense and r"^{\dagger}$" in dense
     other = next(line for line in text.splitlines() if "my\\_sys" in line and "&" in line)
     assert r"\textbf" not in other and r"\dagger" not in other
@@ -115,6 +116,7 @@ def test_per_query_table():
     table = fastndcg.compare(runs, test="t").per_query()
     assert isinstance(table, pa.Table)
     assert table.column_names == [
+        "measure",
         "cutoff",
         "baseline",
         "system",
@@ -128,6 +130,7 @@ def test_per_query_table():
     assert table.column("delta").to_pylist()[0] == 0.25
     assert table.column("used").to_pylist() == [True, False, True]
     assert table.column("cutoff").to_pylist() == [10, 10, 10]
+    assert table.column("measure").to_pylist() == ["NDCG@10"] * 3
 
 
 def test_whole_list_cutoff_and_several_cutoffs():
@@ -135,6 +138,7 @@ def test_whole_list_cutoff_and_several_cutoffs():
     runs = {"a": result(values, k=(3, None)), "b": result(values[::-1].copy(), k=(3, None))}
     comparison = fastndcg.compare(runs, test="t")
     assert [r["cutoff"] for r in comparison.rows] == [3, None]
+    assert [r["measure"] for r in comparison.rows] == ["NDCG@3", "NDCG"]
     assert "all" in repr(comparison)
     assert json.loads(comparison.to_json())["cutoffs"] == [3, None]
 

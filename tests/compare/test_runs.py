@@ -25,7 +25,9 @@ def test_all_pairs_in_the_given_order():
     row = comparison.rows[2]
     expected = runs["hybrid"].per_query[:, 0] - runs["dense"].per_query[:, 0]
     assert row["delta"] == pytest.approx(expected.mean(), rel=1e-14)
-    assert "all pairs" in comparison.family and "3 comparisons" in comparison.family
+    described = comparison.family_description
+    assert comparison.family == "measure"
+    assert "all pairs" in described and "3 comparisons per measure" in described
 
 
 def test_baseline_against_each_other_system():
@@ -35,7 +37,7 @@ def test_baseline_against_each_other_system():
     assert pairs == [("hybrid", "bm25"), ("hybrid", "dense")]
     expected = runs["bm25"].per_query[:, 0] - runs["hybrid"].per_query[:, 0]
     assert comparison.rows[0]["delta"] == pytest.approx(expected.mean(), rel=1e-14)
-    assert "baseline 'hybrid'" in comparison.family
+    assert "baseline 'hybrid'" in comparison.family_description
 
 
 # ---- counts, skipped and missing queries -------------------------------------------------

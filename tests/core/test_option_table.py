@@ -121,6 +121,7 @@ def test_the_comparison_options_have_their_own_table_and_the_signatures_take_its
         "zero_method",
         "continuity",
         "correction",
+        "family",
         "alpha",
         "ci",
         "seed",

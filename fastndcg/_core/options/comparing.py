@@ -37,6 +37,8 @@ MAX_SEED = 1 << 64
 MAX_RESAMPLES = 10**9
 ENTRY_POINT_NAMES = ("ndcg", "ndcg_table", "ndcg_parquet", "ndcg_run")  # compare_definitions
 PLOT_KINDS = ("forest", "waterfall", "ndcg_at_k", "distribution")
+# the families of a correction: each measure's comparisons (each cutoff's), or all together
+FAMILIES = ("measure", "all")
 
 
 def _refuse(error: type[OptionError], name: str, rule: str, value: Any) -> NoReturn:
@@ -225,7 +227,7 @@ _COMPARE_TABLE = (
     ),
     Option(
         "correction",
-        "adjustment of the p-values of each cutoff's comparisons (the family)",
+        "adjustment of the p-values of each family of comparisons (see family)",
         "holm",
         "comparison",
         _COMPARING,
@@ -235,8 +237,23 @@ _COMPARE_TABLE = (
             ("--correction",),
             metavar="METHOD",
             none="none",
-            help="multiple-comparison correction within each cutoff: "
+            help="multiple-comparison correction within each family (--family): "
             f"{_words(CORRECTIONS, CORRECTION_ALIASES, str)}, or none",
+        ),
+    ),
+    Option(
+        "family",
+        "the comparisons each correction covers: each measure's (each cutoff's) own, or every "
+        "measure's together",
+        "measure",
+        "comparison",
+        _COMPARING,
+        choices=FAMILIES,
+        values=_words(FAMILIES),
+        flag=Flag(
+            ("--family",),
+            help="the comparisons corrected together: those of each measure (each cutoff), or "
+            "all of them",
         ),
     ),
     Option(

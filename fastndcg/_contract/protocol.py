@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fastndcg._contract.records import ColumnStats, DocumentIds, MeasurePlan, Plan
+from fastndcg._contract.records import ColumnStats, DocumentIds, MeasurePlan, MeasureValues, Plan
 
 
 class Backend(Protocol):
@@ -267,10 +267,16 @@ class ListScoringBackend(Protocol):
 
 @runtime_checkable
 class MeasuresBackend(Protocol):
-    """A backend that computes the measures beside NDCG (:func:`fastndcg.evaluate`)."""
+    """A backend that computes the measures beside NDCG (:func:`fastndcg.evaluate`).
 
-    def measures(self, plan: MeasurePlan) -> np.ndarray:
-        """Every measure of every query, shape (n_queries, n_measures).
+    ``shares_rankings``: its :meth:`Backend.score` writes :attr:`Plan.best_rows` when asked,
+    so that the measures of a call read the ranking nDCG's kernel made (one ranking a query).
+    """
+
+    shares_rankings: bool
+
+    def measures(self, plan: MeasurePlan) -> MeasureValues:
+        """Every measure of every query, and what the core checks (:class:`MeasureValues`).
 
         Bit-identical to the other backends' for any thread count; NaN where a measure
         dividing by ``R`` meets a query without a relevant judgment.

@@ -169,6 +169,10 @@ class Plan:
     # the grade levels are those of PRESUMED_GRADES, not yet checked: the backend counts the
     # grades that are not among them (see Layout.grades_checked)
     levels_presumed: bool = False
+    # an output, when given (int32, n_queries x k_max, filled with -1): a backend whose short
+    # path ranks a query's best rows without a tie among them (so under every tie rule) writes
+    # their positions in the query there, best first; the measure kernels read that ranking
+    best_rows: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -197,15 +201,16 @@ class MeasurePlan:
     """What a backend needs to compute the measures beside NDCG: arrays and integer codes.
 
     Every measure of a call is computed from one ranking per query (score descending, ties by
-    ``tie_mode``). Counts that need the judgments and not only the ranking (``R``, bpref's
-    ``N``, the largest grade) are computed once per query by the core.
+    ``tie_mode``). The counts that need the judgments and not only the ranking (``R``, bpref's
+    ``N``, the largest grade) come from one pass over each query's judgments, in the same call.
 
     Attributes
     ----------
     offsets : ndarray of int64
         Query ``q`` owns rows ``offsets[q]:offsets[q + 1]``.
     scores : ndarray of float64 or None
-        The scores as held (None: rows come in ranked order).
+        The scores as held (None: rows come in ranked order). Not checked: a backend counts the
+        NaN and infinite scores of the queries it ranks (:class:`MeasureValues`).
     labels : ndarray of float64
         Each row's judgment grade; NaN when its document has no judgment.
     tie_mode, tie_key, seed
@@ -214,16 +219,24 @@ class MeasurePlan:
         Each measure's kind, cutoff, column of the counts, and choices (see ``codes.M_*``).
     params : ndarray of float64, shape (n_measures, 2)
         Each measure's parameter (RBP's p, IPrec's recall level) and relevance level.
-    relevant, nonrelevant : ndarray of int64, shape (n_queries, n_count_columns)
-        ``R`` (judgments at or above a level, retrieved or not) and bpref's ``N`` (judged
-        non-relevant), per query and counts column.
-    top_grade : ndarray of float64, shape (n_queries,)
-        The largest judgment grade of each query (0 without one): trec_eval's RBP scales by it.
+    judged_offsets, judged_grades : ndarray of int64, ndarray of float64
+        Every judgment of each query (retrieved or not), as CSR aligned with ``offsets``; a
+        negative grade is in the pool but not judged.
+    levels : ndarray of float64
+        The relevance level of each counts column: ``R`` counts the judgments at or above it,
+        bpref's ``N`` those below it (but the negative ones where ``skip_negative``).
+    skip_negative : bool
+        Whether bpref's ``N`` leaves out negative grades.
     err_stop : ndarray of float64
-        ERR's stopping probability of each integer grade.
+        ERR's stopping probability of each integer grade ``0 .. err_stop.size - 1`` (empty
+        without ERR): a backend reports the first label above 0 that is not one of them.
     depth : int
         The most ranks any measure reads (its largest cutoff), or -1 when one reads the whole
         ranking: a backend may rank only the top ``depth`` rows.
+    best_rows : ndarray of int32, shape (n_queries, >= depth), or None
+        Each query's best rows, best first, as :attr:`Plan.best_rows` (-1: not given): the
+        ranking the scoring kernel made for nDCG, which a backend reads instead of ranking the
+        query again (it holds no tie, so it is every tie rule's ranking).
     """
 
     offsets: np.ndarray
@@ -234,13 +247,31 @@ class MeasurePlan:
     seed: int
     measures: np.ndarray
     params: np.ndarray
-    relevant: np.ndarray
-    nonrelevant: np.ndarray
-    top_grade: np.ndarray
+    judged_offsets: np.ndarray
+    judged_grades: np.ndarray
+    levels: np.ndarray
+    skip_negative: bool
     err_stop: np.ndarray
     depth: int = -1
+    best_rows: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
         """Number of queries."""
         return self.offsets.size - 1
+
+
+@dataclass(frozen=True)
+class MeasureValues:
+    """What a backend's measure kernel gives back for a :class:`MeasurePlan`.
+
+    ``values`` (n_queries x n_measures): each measure of each query, NaN where a measure
+    divides by ``R = 0``; ``relevant`` (n_queries x n_counts_columns): each query's ``R`` per
+    counts column; ``nonfinite``: the NaN or infinite scores met in the queries it ranked;
+    ``bad_err_label``: the first row whose label ERR cannot take (-1: none).
+    """
+
+    values: np.ndarray
+    relevant: np.ndarray
+    nonfinite: int
+    bad_err_label: int

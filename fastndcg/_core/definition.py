@@ -135,11 +135,15 @@ class Definition:
                 value=self.ideal,
             )
 
-    def score(self, layout: Layout, **inputs: Any) -> tuple[np.ndarray, np.ndarray]:
+    def score(
+        self, layout: Layout, *, best_rows: np.ndarray | None = None, **inputs: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
         """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads()).
 
-        ``inputs`` as for :meth:`plan`. Scores not checked yet (``layout.scores_checked``) are
-        checked by the kernel as it reads them; a NaN or infinite one raises a ValueError here.
+        ``inputs`` as for :meth:`plan`; ``best_rows``: where the backend may write its ranking
+        (:attr:`~fastndcg._contract.Plan.best_rows`). Scores not checked yet
+        (``layout.scores_checked``) are checked by the kernel as it reads them; a NaN or
+        infinite one raises a ValueError here.
         So are float grades not scanned yet (``layout.grades_checked``) where the kernel counts
         every one for IDCG (exp2 or linear gains, the ideal from the query's own rows): the
         plan presumes them integers 0..7, and on any other the grades are scanned (a bad one
@@ -156,9 +160,11 @@ class Definition:
             plan = None  # the presumed gains may not fit the discounts: the real ones decide
         flagged = 1
         if plan is not None:
+            if best_rows is not None:
+                plan = replace(plan, best_rows=best_rows)
             dcg, idcg, flagged = self.backend.score(plan)
         if flagged and not layout.grades_checked:
-            return self.score(check_grades(layout, self.backend), **inputs)
+            return self.score(check_grades(layout, self.backend), best_rows=best_rows, **inputs)
         if flagged and not layout.scores_checked:
             check_scores(layout, self.backend)
         return dcg, idcg

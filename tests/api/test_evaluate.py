@@ -134,6 +134,72 @@ def test_measures_of_the_top_k_alone_rank_only_the_top_k(queries, k, tie_rule):
         np.testing.assert_allclose(values[0], expected, rtol=0, atol=1e-12, equal_nan=True)
 
 
+@st.composite
+def mostly_distinct_scores(draw, max_queries=5, max_len=40):
+    """``judged_lists``' queries with scores from a wide pool: the ties are few, and the Numba
+    scoring kernel's short path ranks most queries' best rows (the others it leaves)."""
+    queries = draw(judged_lists(max_queries=max_queries, max_len=max_len))
+    return [
+        (labels, unretrieved, [draw(st.integers(0, 60)) / 4.0 for _ in labels])
+        for labels, unretrieved, _ in queries
+    ]
+
+
+@given(
+    queries=mostly_distinct_scores(),
+    k=st.integers(1, 30),
+    ndcg_k=st.integers(1, 30),
+    tie_rule=st.sampled_from(["stable", "pessimistic", "optimistic", "random"]),
+)
+def test_the_measures_read_the_ranking_ndcg_s_kernel_made(queries, k, ndcg_k, tie_rule):
+    """With nDCG in the call, the other measures read the best rows its kernel ranked (where
+    they hold no tie): the values are those of the measures computed alone, on every backend."""
+    alone = [m for m in measures_of(k, 1, 0.8, 0.3) if m.cutoff is not None]
+    alone.append(Measure("NumRel"))
+    rules = replace(DEFAULT, no_relevant="zero")
+    for backend in BACKENDS:
+        expected = engine_values(queries, alone, rules, backend, ties=tie_rule)
+        together = [Measure("nDCG", cutoff=ndcg_k), *alone]
+        values = engine_values(queries, together, rules, backend, ties=tie_rule)
+        np.testing.assert_array_equal(values[:, 1:], expected)
+    if tie_rule == "stable":
+        oracle = oracle_values(queries, alone, {"no_relevant": "zero"})
+        np.testing.assert_allclose(expected, oracle, rtol=0, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not available in this run")
+def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
+    """The measure kernel is handed nDCG's ranking for every query the short path ranked (no
+    tie among the best rows), and the values do not depend on it nor on the thread count."""
+    from fastndcg._backends.numba import NumbaBackend
+
+    handed = []
+    measures = NumbaBackend.measures
+    monkeypatch.setattr(
+        NumbaBackend, "measures", lambda self, plan: handed.append(plan) or measures(self, plan)
+    )
+    rng = np.random.default_rng(5)
+    queries = []
+    for q in range(20_000):  # past the rows the kernels split into chunks
+        n = int(rng.integers(0, 40))
+        labels = [None if g < 0 else int(g) for g in rng.integers(-1, 4, n)]
+        scores = rng.permutation(n) / 2.0 if q % 3 else rng.integers(0, 4, n) / 2.0  # ties
+        queries.append((labels, [1, 0], list(scores)))
+    names = [Measure("nDCG", cutoff=10), Measure("P", cutoff=5), Measure("AP", cutoff=10)]
+    names += [Measure("RR", cutoff=10), Measure("ERR", cutoff=10), Measure("R", cutoff=10)]
+    one = engine_values(queries, names, DEFAULT, "numba", n_threads=1)
+    rows = handed[-1].best_rows
+    lengths = np.array([len(q[0]) for q in queries])
+    distinct = (np.arange(len(queries)) % 3 > 0) & (lengths > 0)
+    assert (rows[distinct, 0] >= 0).all()  # every list without ties: ranked by nDCG's kernel
+    assert (rows[~distinct, 0] >= 0).mean() < 0.5  # ties among the best: ranked again
+    several = engine_values(queries, names, DEFAULT, "numba", n_threads=2)
+    np.testing.assert_array_equal(several, one)
+    np.testing.assert_array_equal(engine_values(queries, names, DEFAULT, "numpy"), one)
+    alone = engine_values(queries, names[1:], DEFAULT, "numba", n_threads=1)
+    np.testing.assert_array_equal(one[:, 1:], alone)
+
+
 LINEAR = ("NumRet", "NumRelRet", "P", "R", "F1", "Judged", "Unjudged", "RBP", "NumQ", "NumRel")
 LINEAR_WHOLE = ("Rprec", "RBPResid", "RR", "Success", "AP")  # some: their own formulas
 

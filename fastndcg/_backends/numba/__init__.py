@@ -18,12 +18,20 @@ from typing import Any
 import numpy as np
 
 from fastndcg._backends import tuning
-from fastndcg._backends.numba.args import KernelArgs
+from fastndcg._backends.numba.args import NO_ROWS, KernelArgs
 from fastndcg._backends.numpy import scan as numpy_scan
 from fastndcg._backends.numpy import score as numpy_score
 from fastndcg._backends.numpy import trec as numpy_trec
 from fastndcg._backends.parallel import by_query_chunks, chunk_bounds, resample_bounds, run_chunks
-from fastndcg._contract import ColumnStats, DocumentIds, ListScorer, MeasurePlan, Plan, readonly
+from fastndcg._contract import (
+    ColumnStats,
+    DocumentIds,
+    ListScorer,
+    MeasurePlan,
+    MeasureValues,
+    Plan,
+    readonly,
+)
 from fastndcg._errors import OptionError
 
 # query id dtypes the run-bound kernel reads (native byte order); others are compared by NumPy
@@ -102,6 +110,7 @@ class NumbaBackend:
 
     name = "numba"
     checks_scores = True
+    shares_rankings = True  # score() writes Plan.best_rows: the measures read nDCG's ranking
     checks_grades = True  # as it counts them for IDCG (see _contract.GradeCheckingBackend)
 
     def __init__(self) -> None:
@@ -181,7 +190,7 @@ class NumbaBackend:
         )
         return dcg.T, idcg.T, sum(counts)
 
-    def measures(self, plan: MeasurePlan) -> np.ndarray:
+    def measures(self, plan: MeasurePlan) -> MeasureValues:
         """The measures beside NDCG of ``plan``, in chunks of queries on the thread pool.
 
         Each query is computed by the same serial code whatever its chunk (``measures.py``).
@@ -199,24 +208,28 @@ class NumbaBackend:
             np.uint64(plan.seed),
             plan.measures,
             plan.params,
-            plan.relevant,
-            plan.nonrelevant,
-            plan.top_grade,
+            plan.judged_offsets,
+            plan.judged_grades,
+            plan.levels,
+            plan.skip_negative,
             plan.err_stop,
             plan.depth,
+            NO_ROWS if plan.best_rows is None else plan.best_rows,
         )
         out = np.empty((plan.n_queries, plan.measures.shape[0]))
+        relevant = np.zeros((plan.n_queries, plan.levels.size), dtype=np.int64)
         threads = self.thread_count()
         if threads == 1 or plan.offsets[-1] < tuning.PARALLEL_MIN_ROWS:
-            measure_queries(0, plan.n_queries, args, out)
-            return out
-        bounds = chunk_bounds(plan.offsets, threads * tuning.CHUNKS_PER_THREAD)
-        run_chunks(
-            lambda c: measure_queries(bounds[c], bounds[c + 1], args, out),
-            bounds.size - 1,
-            threads,
-        )
-        return out
+            found = [measure_queries(0, plan.n_queries, args, out, relevant)]
+        else:
+            bounds = chunk_bounds(plan.offsets, threads * tuning.CHUNKS_PER_THREAD)
+            found = run_chunks(
+                lambda c: measure_queries(bounds[c], bounds[c + 1], args, out, relevant),
+                bounds.size - 1,
+                threads,
+            )
+        bad = [row for _, row in found if row >= 0]  # chunks in order: the first is the first
+        return MeasureValues(out, relevant, sum(n for n, _ in found), bad[0] if bad else -1)
 
     def list_scorer(
         self, plan_of: Callable[[np.ndarray, np.ndarray], Plan], n_cutoffs: int

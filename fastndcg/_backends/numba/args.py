@@ -25,6 +25,9 @@ _EMPTY_TUPLES = {
 }
 
 
+NO_ROWS = np.full((0, 0), -1, dtype=np.int32)  # no positions asked for: never written
+
+
 def views(values: np.ndarray, slots: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:
     """A tuple with one read-only array per dtype slot (``values`` in its slot), and the slot."""
     code = slots.index(values.dtype)
@@ -39,8 +42,9 @@ class KernelArgs(NamedTuple):
     views and their code, score views and their code, ranked, and the judgment lists' offsets,
     views and code), ``rules`` (``score.Rules``: tie mode, tie key, seed, gain mode, gain table),
     ``cuts`` (discount, its prefix sums, cutoffs, k_max, whether the short-cutoff path serves
-    them) and ``ideal`` (``score.Ideal``: ideal mode, level order, level gains, max gain,
-    whether the levels are presumed).
+    them, and where it writes each query's best rows: ``Plan.best_rows``) and ``ideal``
+    (``score.Ideal``: ideal mode, level order, level gains, max gain, whether the levels are
+    presumed).
     ``tests/backends/test_kernel_args.py`` checks the order. Only ``lists`` holds the data,
     which lets :class:`fastndcg.Scorer` reuse the others for lists of the same length and grade
     range.
@@ -88,7 +92,14 @@ class KernelArgs(NamedTuple):
         return cls(
             lists=(*queries, *judgments),
             rules=(plan.tie_mode, plan.tie_key, seed, plan.gain_mode, plan.gain_table),
-            cuts=(plan.discount, plan.discount_prefix, plan.cutoffs, plan.k_max, plan.top_path),
+            cuts=(
+                plan.discount,
+                plan.discount_prefix,
+                plan.cutoffs,
+                plan.k_max,
+                plan.top_path,
+                NO_ROWS if plan.best_rows is None else plan.best_rows,
+            ),
             ideal=(
                 plan.ideal_mode,
                 plan.level_order,

@@ -1,10 +1,13 @@
 """Numba kernel: the measures beside NDCG (P, R, AP, RR, bpref, RBP, ERR, ...) of every query.
 
-One ranking per query serves every measure of the call: the query's rows are ranked once (score
-descending, ties by the plan's rule) and each measure reads the ranked labels. A label is the
+One ranking per query serves every measure of the call. Where nDCG's scoring kernel ranked the
+query's best rows on its short path (``best_rows``: no tie among them, so every tie rule's
+ranking), they are read from there; otherwise the query's rows are ranked here (score
+descending, ties by the plan's rule), and each measure reads the ranked labels. A label is the
 row's judgment grade, NaN when the document has no judgment; a measure that divides by the
 number of relevant judgments ``R`` (recall, AP, R-Prec, bpref, IPrec, F1) gives NaN when
-``R = 0``, and the core applies the definition's rule for such queries.
+``R = 0``, and the core applies the definition's rule for such queries. ``R`` (and bpref's
+``N``, the largest grade) come from one pass over the query's judgments, in the same loop.
 
 A query is ranked whole (a merge sort of insertion-sorted runs) when a measure reads the whole
 ranking, else only its top ``depth`` rows (an insertion buffer: most rows cost one comparison).
@@ -80,11 +83,13 @@ class MeasureArgs(NamedTuple):
     seed: np.uint64
     measures: np.ndarray
     params: np.ndarray
-    relevant: np.ndarray
-    nonrelevant: np.ndarray
-    top_grade: np.ndarray
+    judged_offsets: np.ndarray
+    judged_grades: np.ndarray
+    levels: np.ndarray
+    skip_negative: bool
     err_stop: np.ndarray
     depth: int  # the most ranks a measure reads (-1: every rank)
+    best_rows: np.ndarray  # (n_queries, >= depth) int32, -1: not given; (0, 0): none given
 
 
 @njit(cache=True, inline="always")
@@ -448,17 +453,16 @@ def _iprec(ranked, n, level, big_r, recall, rounding):
 
 
 @njit(cache=True, _nrt=False)
-def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ties):
-    """The measure of ``row`` (its codes) for a query ranked ``ranked``, of ``n`` rows.
+def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, ties):
+    """The measure of ``codes`` (kind, cutoff, two choices) for a query ranked ``ranked``.
 
-    ``param``, ``level``: its parameter and relevance level; ``big_r``, ``big_n``: the query's
-    R and bpref's N at that level; ``top_grade``: its largest grade; ``ties``: (average, the
-    start and the end of each rank's tie group), see :func:`_expected`. Under average ties the
+    ``n``: the query's rows; ``param``, ``level``: its parameter and relevance level;
+    ``big_r``, ``big_n``: the query's R and bpref's N at that level; ``top_grade``: its largest
+    grade; ``ties``: (average, the start and the end of each rank's tie group), see
+    :func:`_expected`. Under average ties the
     core asks only for the measures linear in what each rank holds.
     """
-    kind = row[M_KIND]
-    cutoff = row[M_CUTOFF]
-    choice = row[M_CHOICE]
+    kind, cutoff, choice, choice2 = codes
     depth = _depth(cutoff, n)
     if kind == M_NUM_Q:
         return 1.0
@@ -490,7 +494,7 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ti
         return _err(ranked, depth, err_stop)
     if kind == M_JUDGED:
         slots = depth if choice == 0 else (n if cutoff < 0 else cutoff)
-        what = 1 if row[M_CHOICE2] == 1 else 2
+        what = 1 if choice2 == 1 else 2
         return _expected(ranked, depth, 0.0, what, ties) / slots if slots > 0 else 0.0
     if kind == M_UNJUDGED:
         slots = n if cutoff < 0 else cutoff
@@ -506,7 +510,7 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ti
         p_slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
         hits = _expected(ranked, depth, level, 0, ties)
         precision = hits / p_slots if p_slots > 0 else 0.0
-        recall = hits / (big_r if row[M_CHOICE2] == 0 or cutoff < 0 else min(big_r, cutoff))
+        recall = hits / (big_r if choice2 == 0 or cutoff < 0 else min(big_r, cutoff))
         if precision + recall == 0.0:
             return 0.0
         return 2.0 * precision * recall / (precision + recall)
@@ -519,7 +523,7 @@ def _measure(ranked, n, row, param, level, big_r, big_n, top_grade, err_stop, ti
     if kind == M_RPREC:
         return _expected(ranked, min(big_r, n), level, 0, ties) / big_r
     if kind == M_BPREF:
-        total = _bpref(ranked, n, level, big_r, big_n, row[M_CHOICE2] == 0, choice == 1)
+        total = _bpref(ranked, n, level, big_r, big_n, choice2 == 0, choice == 1)
         return total / big_r
     if kind == M_IPREC:
         return _iprec(ranked, n, level, big_r, param, choice)
@@ -538,9 +542,65 @@ def _tie_groups(starts, ends, order, s, n, scores):
             start = i
 
 
+# the passes over a query's rows below loop over a slice: the same loop over a range of indices
+# into the whole array was not vectorised (measured: 4x slower)
+
+
+@njit(cache=True, _nrt=False)
+def _count_relevant(grades, level):
+    """How many ``grades`` are at or above ``level`` (``R``)."""
+    count = 0
+    for grade in grades:
+        count += np.int64(grade >= level)
+    return count
+
+
+@njit(cache=True, _nrt=False)
+def _count_nonrelevant(grades, level, skip_negative):
+    """How many ``grades`` are below ``level`` (bpref's ``N``)."""
+    count = 0
+    for grade in grades:
+        count += np.int64((grade < level) & ((grade >= 0.0) | (not skip_negative)))
+    return count
+
+
+@njit(cache=True, _nrt=False)
+def _largest_grade(grades):
+    """The largest of ``grades``, or 0."""
+    top = 0.0
+    for grade in grades:
+        top = max(top, grade)
+    return top
+
+
+@njit(cache=True, _nrt=False)
+def _err_takes(labels, top):
+    """Whether every label above 0 is an integer up to ``top`` (ERR's stopping grades)."""
+    bad = False
+    for label in labels:
+        bad |= (label > 0.0) & ((label > top) | (label != math.floor(label)))
+    return not bad
+
+
+@njit(cache=True, _nrt=False)
+def _count_nonfinite(scores):
+    count = 0
+    for score in scores:
+        count += np.int64(not math.isfinite(score))
+    return count
+
+
 @njit(cache=True, nogil=True)
-def measure_queries(q0, q1, args, out):
-    """Every measure of queries ``q0:q1`` into ``out[q, j]`` (one ranking per query)."""
+def measure_queries(q0, q1, args, out, relevant):
+    """Every measure of queries ``q0:q1`` into ``out[q, j]`` (one ranking per query).
+
+    ``relevant[q, c]`` gets the query's ``R`` at the level of counts column ``c``. Per query:
+    its judgments counted (``R``, and bpref's ``N`` and the largest grade where a measure reads
+    them), its labels checked for ERR, its best rows taken from ``best_rows`` where the scoring
+    kernel ranked them (else ranked here), then every measure read from the ranked labels.
+    Returns the NaN or infinite scores met in the queries ranked here, and the first row whose
+    label ERR cannot take (-1: none; the chunk stops there, and the caller raises).
+    """
     offsets = args.offsets
     longest = 0
     for q in range(q0, q1):
@@ -553,30 +613,64 @@ def measure_queries(q0, q1, args, out):
     ties = (average, starts, ends)
     ranked = np.empty(longest)
     measures, params, err_stop = args.measures, args.params, args.err_stop
-    relevant, nonrelevant, top_grade = args.relevant, args.nonrelevant, args.top_grade
+    judged_offsets, judged_grades, levels = args.judged_offsets, args.judged_grades, args.levels
     n_measures = measures.shape[0]
+    n_levels = levels.size
+    nonrelevant = np.zeros(max(n_levels, 1), dtype=np.int64)
+    needs_n = False
+    needs_top = False
+    for j in range(n_measures):
+        needs_n |= measures[j, M_KIND] == M_BPREF
+        needs_top |= measures[j, M_KIND] == M_RBP
+    err_top = err_stop.size - 1  # -1: no ERR asked
+    best_rows = args.best_rows
+    given = best_rows.shape[0] > 0
     labels = args.labels
     rules = (args.scores, args.tie_mode, args.tie_key, args.seed, labels)
+    nonfinite = 0
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        count = _rank(order, spare, s, n, args.depth, args.ranked, rules)
+        if err_top >= 0 and not _err_takes(labels[s : s + n], err_top):
+            for i in range(s, s + n):  # the first row it does not take
+                if not _err_takes(labels[i : i + 1], err_top):
+                    return nonfinite, i
+        judgments = judged_grades[judged_offsets[q] : judged_offsets[q + 1]]
+        for c in range(n_levels):
+            relevant[q, c] = _count_relevant(judgments, levels[c])
+            if needs_n:
+                nonrelevant[c] = _count_nonrelevant(judgments, levels[c], args.skip_negative)
+        top_grade = _largest_grade(judgments) if needs_top else 0.0
+        if given and n > 0 and best_rows[q, 0] >= 0:  # ranked by the scoring kernel: no tie
+            count = _depth(args.depth, n)
+            for i in range(count):
+                order[i] = best_rows[q, i]
+        else:
+            if not args.ranked:
+                nonfinite += _count_nonfinite(args.scores[s : s + n])
+            count = _rank(order, spare, s, n, args.depth, args.ranked, rules)
         for i in range(count):
             ranked[i] = labels[s + order[i]]
         if average:  # the tie groups of the ranking (it is whole: see the core's depth)
             _tie_groups(starts, ends, order, s, n, args.scores)
-        for j in range(n_measures):
-            row = measures[j]
-            column = row[M_COUNTS]
+        for j in range(n_measures):  # (codes as scalars: a row of `measures` is a counted view)
+            codes = (
+                measures[j, M_KIND],
+                measures[j, M_CUTOFF],
+                measures[j, M_CHOICE],
+                measures[j, M_CHOICE2],
+            )
+            column = measures[j, M_COUNTS]
             out[q, j] = _measure(
                 ranked,
                 n,
-                row,
+                codes,
                 params[j, 0],
                 params[j, 1],
                 relevant[q, column],
-                nonrelevant[q, column],
-                top_grade[q],
+                nonrelevant[column],
+                top_grade,
                 err_stop,
                 ties,
             )
+    return nonfinite, -1

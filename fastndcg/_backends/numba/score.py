@@ -1360,8 +1360,9 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     1. one pass over the scores, in place: the maxima of 16 (or 32) lanes and the check for
        NaN and infinite scores; the count-th largest lane maximum bounds the count-th best;
     2. a second pass keeps the rows reaching the bound (about ``count + 3`` of them);
-    3. their order (:func:`_top_order`); the gains of the ``count`` best, by rank, and their
-       prefix sums, as the general path adds them;
+    3. their order (:func:`_top_order`), written to ``best_rows[q]`` where the plan asks for
+       it (the measures beside nDCG read it); the gains of the ``count`` best, by rank, and
+       their prefix sums, as the general path adds them;
     4. IDCG: the grade levels counted in one pass (in place), or the largest gain, or the top
        gains sorted (``ideal="local"``).
 
@@ -1377,6 +1378,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     offsets, grade_views, grade_code, score_views, score_code = inputs[0][:5]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
     discount, discount_prefix, cutoffs, k_max = inputs[2][:4]
+    best_rows = inputs[2][5]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
     level_rows, hist = scratch[10:]
@@ -1404,6 +1406,9 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
             pending[n_pending] = q
             n_pending += 1
             continue
+        if best_rows.shape[0]:  # the measures beside nDCG read this ranking (no tie: any rule's)
+            for r in range(count):
+                best_rows[q, r] = at[r]
         # 3. the grade levels of the ideal, counted first: the pass brings the query's grades
         #    into the cache before the gains of the best rows are read from them (without it,
         #    one row per cache line is read for that)
@@ -1491,7 +1496,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     # fields would be counted references: 0.17 us more a call, 5% of a one-list call)
     offsets, grade_views, grade_code, score_views, score_code, ranked = inputs[0][:6]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
-    discount, discount_prefix, cutoffs, k_max, top_path = inputs[2]
+    discount, discount_prefix, cutoffs, k_max, top_path = inputs[2][:5]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     n_cut = cutoffs.size
     whole = False

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._backends.numpy import measures, resample, scan, score, trec
-from fastndcg._contract import ColumnStats, DocumentIds, MeasurePlan, Plan
+from fastndcg._contract import ColumnStats, DocumentIds, MeasurePlan, MeasureValues, Plan
 from fastndcg._errors import OptionError
 
 
@@ -22,6 +22,7 @@ class NumpyBackend:
 
     name = "numpy"
     checks_scores = False
+    shares_rankings = False  # each call ranks its own blocks
 
     def thread_count(self) -> int:
         """Always one thread."""
@@ -47,7 +48,7 @@ class NumpyBackend:
         """DCG and IDCG of ``plan``; the scores were checked before (no count)."""
         return (*score.score_queries(plan), 0)
 
-    def measures(self, plan: MeasurePlan) -> np.ndarray:
+    def measures(self, plan: MeasurePlan) -> MeasureValues:
         """The measures beside NDCG of ``plan`` (the twin of the Numba kernel)."""
         return measures.measure_queries(plan)
 

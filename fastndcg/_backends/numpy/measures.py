@@ -13,23 +13,73 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
 from fastndcg._backends.numpy.score import _rank_order
 from fastndcg._backends.tuning import NUMPY_CELLS
-from fastndcg._contract import MeasurePlan
+from fastndcg._contract import MeasurePlan, MeasureValues
 from fastndcg._contract import codes as C
 
 
-def measure_queries(plan: MeasurePlan) -> np.ndarray:
-    """Every measure of every query: shape (n_queries, n_measures)."""
-    out = np.empty((plan.n_queries, plan.measures.shape[0]))
+class _Counts(NamedTuple):
+    """Per query and counts column: ``R`` and bpref's ``N``; per query: the largest grade."""
+
+    relevant: np.ndarray
+    nonrelevant: np.ndarray
+    top_grade: np.ndarray
+
+
+def measure_queries(plan: MeasurePlan) -> MeasureValues:
+    """Every measure of every query (shape (n_queries, n_measures)), and the checks' findings."""
+    out = np.full((plan.n_queries, plan.measures.shape[0]), np.nan)
+    counts = _counts(plan)
+    nonfinite = 0 if plan.scores is None else int(np.count_nonzero(~np.isfinite(plan.scores)))
+    bad = _bad_err_label(plan)
+    if bad >= 0 or (nonfinite and np.isnan(plan.scores).any()):  # the core raises: the
+        return MeasureValues(out, counts.relevant, nonfinite, bad)  # ranking takes no NaN
     lengths = np.diff(plan.offsets)
     with np.errstate(divide="ignore", invalid="ignore"):  # the divisions where() discards
         for queries, width in _blocks(lengths):
-            _measure_block(plan, queries, width, lengths[queries], out)
-    return out
+            _measure_block(plan, counts, queries, width, lengths[queries], out)
+    return MeasureValues(out, counts.relevant, nonfinite, -1)
+
+
+def _counts(plan: MeasurePlan) -> _Counts:
+    """``R`` and bpref's ``N`` per query and level, and each query's largest grade."""
+    offsets, grades = plan.judged_offsets, plan.judged_grades
+    n_queries = offsets.size - 1
+    filled = np.flatnonzero(np.diff(offsets) > 0)  # reduceat's segments: queries with rows
+
+    def per_query(mask: np.ndarray) -> np.ndarray:  # the rows of each query where mask holds
+        counts = np.zeros(n_queries, dtype=np.int64)
+        if filled.size:
+            counts[filled] = np.add.reduceat(mask, offsets[filled], dtype=np.int64)
+        return counts
+
+    relevant = np.zeros((n_queries, plan.levels.size), dtype=np.int64)
+    nonrelevant = np.zeros_like(relevant)
+    for column, level in enumerate(plan.levels):
+        relevant[:, column] = per_query(grades >= level)
+        below = grades < level
+        if plan.skip_negative:
+            below &= grades >= 0
+        nonrelevant[:, column] = per_query(below)
+    top_grade = np.zeros(n_queries)
+    if filled.size:
+        top_grade[filled] = np.maximum.reduceat(np.maximum(grades, 0.0), offsets[filled])
+    return _Counts(relevant, nonrelevant, top_grade)
+
+
+def _bad_err_label(plan: MeasurePlan) -> int:
+    """The first label above 0 that is not one of ERR's integer grades (-1: none, or no ERR)."""
+    if plan.err_stop.size == 0:
+        return -1
+    labels = plan.labels
+    top = plan.err_stop.size - 1
+    bad = (labels > 0) & ((labels > top) | (labels != np.floor(labels)))
+    return int(np.argmax(bad)) if bad.any() else -1
 
 
 def _blocks(lengths: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
@@ -57,12 +107,12 @@ def _at(prefix: np.ndarray, depth: np.ndarray) -> np.ndarray:
     return np.take_along_axis(prefix, depth[:, None], axis=1)[:, 0]
 
 
-def _measure_block(plan, queries, width, lengths, out) -> None:
+def _measure_block(plan, counts, queries, width, lengths, out) -> None:
     cols = np.arange(width)
     valid = cols[None, :] < lengths[:, None]
     rows = np.where(valid, plan.offsets[queries][:, None] + cols[None, :], 0)
     if plan.labels.size == 0:  # no row at all: every query is empty
-        return _measure_block(_with_a_row(plan), queries, width, lengths, out)
+        return _measure_block(_with_a_row(plan), counts, queries, width, lengths, out)
     labels = np.where(valid, plan.labels[rows], np.nan)
     ties = None
     if plan.scores is not None:
@@ -75,11 +125,11 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
     n = lengths
     ranks = cols + 1
     for j in range(plan.measures.shape[0]):
-        kind, cutoff, counts, choice, choice2 = (int(v) for v in plan.measures[j])
+        kind, cutoff, column, choice, choice2 = (int(v) for v in plan.measures[j])
         level, param = plan.params[j, 1], plan.params[j, 0]
         depth = n if cutoff < 0 else np.minimum(cutoff, n)
         slots_k = n if cutoff < 0 else np.full_like(n, cutoff)  # k, or n for no cutoff
-        big_r = plan.relevant[queries, counts]
+        big_r = counts.relevant[queries, column]
         relevant = labels >= level
         hit_prefix = _prefix(relevant.astype(np.int64))
         hits = _at(hit_prefix, depth)
@@ -104,7 +154,8 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
         elif kind == C.M_SUCCESS:
             value = np.where(hits > 0, 1.0, 0.0)
         elif kind == C.M_RBP:
-            value = _rbp(plan, queries, labels, depth, level, param, choice, ties)
+            top = counts.top_grade[queries]
+            value = _rbp(top, labels, depth, level, param, choice, ties)
         elif kind == C.M_RBP_RESID:
             value = _rbp_residual(labels, valid, n, param, ties)
         elif kind == C.M_ERR:
@@ -117,8 +168,21 @@ def _measure_block(plan, queries, width, lengths, out) -> None:
             unjudged = depth - _expected(_prefix(_judged(labels, True)), depth, ties)
             value = np.where(slots_k > 0, unjudged / np.maximum(slots_k, 1), 0.0)
         else:
+            big_n = counts.nonrelevant[queries, column]
             value = _dividing_by_r(
-                plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, ranks, j, ties
+                plan,
+                queries,
+                kind,
+                labels,
+                hit_prefix,
+                hits,
+                depth,
+                slots_k,
+                big_r,
+                big_n,
+                ranks,
+                j,
+                ties,
             )
         out[queries, j] = value
 
@@ -245,10 +309,9 @@ def _powers(p: float, width: int) -> np.ndarray:
     return np.cumprod(factors)
 
 
-def _rbp(plan, queries, labels, depth, level, p, rule, ties) -> np.ndarray:
+def _rbp(top, labels, depth, level, p, rule, ties) -> np.ndarray:
     judged = labels >= 0.0
     if rule == 0:  # the grade over the query's largest judgment grade, when above 1
-        top = plan.top_grade[queries]
         scale = np.where(top > 1.0, top, 1.0)[:, None]
         gains = np.where(judged, labels / scale, 0.0)
     elif rule == 1:
@@ -278,10 +341,10 @@ def _err(plan, labels, depth, ranks) -> np.ndarray:
 
 
 def _dividing_by_r(
-    plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, ranks, j, ties
+    plan, queries, kind, labels, hit_prefix, hits, depth, slots_k, big_r, big_n, ranks, j, ties
 ) -> np.ndarray:
     """The measures dividing by R; NaN where R = 0 (the core applies the no-relevant rule)."""
-    _, cutoff, counts, choice, choice2 = (int(v) for v in plan.measures[j])
+    _, cutoff, _, choice, choice2 = (int(v) for v in plan.measures[j])
     level, param = plan.params[j, 1], plan.params[j, 0]
     n = np.diff(plan.offsets)[queries]
     r = np.maximum(big_r, 1)
@@ -305,7 +368,6 @@ def _dividing_by_r(
     elif kind == C.M_RPREC:
         value = _expected(hit_prefix, np.minimum(r, n), ties) / r
     elif kind == C.M_BPREF:
-        big_n = plan.nonrelevant[queries, counts]
         considered = ~np.isnan(labels)
         if choice2 == 0:  # negative grades skipped
             considered &= labels >= 0.0

@@ -3,14 +3,15 @@
 nDCG and DCG go through the scoring kernels (:meth:`Definition.score`), so that they are the
 bits :func:`fastndcg.ndcg` gives under the same definition; every other measure goes through
 the backend's measure kernel (:class:`~fastndcg._contract.MeasuresBackend`), all of one call's
-measures from one ranking per query. A tool whose providers rank differently (ir_measures'
+measures from one ranking per query: where the backend shares rankings, the one nDCG's kernel
+made (:func:`_shared_rankings`). A tool whose providers rank differently (ir_measures'
 msmarco, judged and cwl_eval providers) gets one ranking per provider.
 
-What the kernels cannot see, the core computes once per query from the judgments: ``R`` (the
-judgments at or above a relevance level, retrieved or not), bpref's ``N``, the largest grade.
-Then it applies the definition's rules to the kernels' values: the no-relevant rule (the
-kernels give NaN where ``R = 0``), GMAP's per-query value, absent queries scored 0 for every
-measure (ir_measures), and a provider's printed decimals.
+The measure kernel counts, per query, the judgments a ranking cannot show (``R``: those at or
+above a relevance level, retrieved or not; bpref's ``N``; the largest grade). The core then
+applies the definition's rules to the kernels' values: the no-relevant rule (the kernels give
+NaN where ``R = 0``), GMAP's per-query value, absent queries scored 0 for every measure
+(ir_measures), and a provider's printed decimals.
 """
 
 from __future__ import annotations
@@ -117,13 +118,22 @@ def compute(
             scored.setdefault((measure.gain, below, ties, dtype), []).append(j)
         else:
             groups.setdefault((ties, dtype), []).append(j)
+    rankings = _shared_rankings(definition, scoring, measures, scored, groups)
+    ranking: set[str] = set()  # the dtypes whose ranking an nDCG call writes
     for (gain, below, ties, dtype), columns in scored.items():
         chosen = [measures[j] for j in columns]
-        out[:, columns] = _scored(definition, rules, chosen, scoring, gain, below, ties, dtype)
+        best_rows = None if dtype in ranking else rankings.get(dtype)
+        ranking.add(dtype)
+        out[:, columns] = _scored(
+            definition, rules, chosen, scoring, gain, below, ties, dtype, best_rows
+        )
     for (ties, dtype), columns in groups.items():
         chosen = [measures[j] for j in columns]
+        best_rows = rankings.get(dtype)
+        if ties == "average" or not 0 < _depth(chosen) <= C.TOP_PATH_DEPTH:
+            best_rows = None
         values, relevant = _measured(
-            definition, rules, chosen, relevance_level, scoring, ties, dtype
+            definition, rules, chosen, relevance_level, scoring, ties, dtype, best_rows
         )
         for place, j in enumerate(columns):
             empty = np.isnan(values[:, place]) & (relevant[:, place] == 0)
@@ -149,6 +159,40 @@ def _ties(provider: Provider, definition: Definition, scoring: Scoring) -> str:
     if provider.ties in _BY_DOCID and scoring.tie_key is None:
         return definition.ties
     return provider.ties
+
+
+def _shared_rankings(
+    definition: Definition,
+    scoring: Scoring,
+    measures: tuple[Measure, ...],
+    scored: dict[tuple, list[int]],
+    groups: dict[tuple[str, str], list[int]],
+) -> dict[str, np.ndarray]:
+    """Where nDCG's scoring kernel writes its ranking for the other measures to read.
+
+    Per score dtype that an nDCG call and another measure share: a buffer of best rows
+    (:attr:`Plan.best_rows`, -1 where a query is not ranked there) as wide as the deepest cutoff
+    of either, when the backend shares rankings and every such cutoff is short enough for its
+    short path (which gives a query's best rows when no tie is among them: then they are every
+    tie rule's ranking, and the measure kernel ranks the other queries itself).
+    """
+    backend = definition.backend
+    if scoring.layout.scores is None or not getattr(backend, "shares_rankings", False):
+        return {}
+    widths: dict[str, int] = {}
+    for (_, _, _, dtype), columns in scored.items():
+        if dtype not in widths:  # the first nDCG call of a dtype writes the ranking
+            cutoffs = [measures[j].cutoff for j in columns]
+            widths[dtype] = -1 if None in cutoffs else max(cutoffs)
+    wanted: dict[str, int] = {}
+    for (ties, dtype), columns in groups.items():
+        depth = _depth([measures[j] for j in columns])
+        width = max(depth, widths.get(dtype, -1))
+        if ties != "average" and depth > 0 and widths.get(dtype, -1) > 0:
+            if width <= C.TOP_PATH_DEPTH:
+                wanted[dtype] = max(width, wanted.get(dtype, 0))
+    n_queries = scoring.layout.n_queries
+    return {dtype: np.full((n_queries, width), -1, np.int32) for dtype, width in wanted.items()}
 
 
 def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
@@ -183,14 +227,18 @@ def _scored(
     below: int | None,
     ties: str,
     score_dtype: str,
+    best_rows: np.ndarray | None,
 ) -> np.ndarray:
     """The nDCG and DCG of ``measures``, their cutoffs in one call of the scoring kernels.
 
     A value at a cutoff does not depend on the other cutoffs asked (see the kernels), so each
     is the number :func:`fastndcg.ndcg` gives for it alone. ``gain``: the one the names spell
-    (None: the call's); ``below``: grades below it gain 0 (ranx's ``-lN``).
+    (None: the call's); ``below``: grades below it gain 0 (ranx's ``-lN``). ``best_rows``: where
+    the kernel writes its ranking for the other measures (a cutoff as deep is added).
     """
     cutoffs = list(dict.fromkeys(measure.cutoff for measure in measures))
+    if best_rows is not None and best_rows.shape[1] not in cutoffs:
+        cutoffs.append(best_rows.shape[1])  # its values are not read
     changes: dict[str, Any] = {"cutoffs": tuple(cutoffs), "ties": ties, "score_dtype": score_dtype}
     if gain is not None:
         changes["gain"] = parse("gain", gain)
@@ -206,7 +254,9 @@ def _scored(
             )
         changes["gain"] = parse("gain", _LevelGain(below, kind == "exp2"))
     chosen = replace(definition, **changes)
-    dcg, idcg = chosen.score(scoring.layout, tie_key=scoring.tie_key, **(scoring.ideal or {}))
+    dcg, idcg = chosen.score(
+        scoring.layout, tie_key=scoring.tie_key, best_rows=best_rows, **(scoring.ideal or {})
+    )
     ndcg = dcg  # zero_idcg="error" is about nDCG: DCG alone never raises
     if any(measure.kind == "nDCG" for measure in measures):
         ndcg = chosen.per_query(scoring.layout.query_ids, dcg, idcg)
@@ -240,10 +290,11 @@ def _measured(
     scoring: Scoring,
     ties: str,
     score_dtype: str,
+    best_rows: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The kernel's values of ``measures`` (ties by ``ties``, scores held as ``score_dtype``).
 
-    And each query's ``R`` for each of them.
+    And each query's ``R`` for each of them. ``best_rows``: nDCG's ranking, where it made one.
     """
     backend = definition.backend
     if not isinstance(backend, MeasuresBackend):
@@ -256,14 +307,12 @@ def _measured(
     layout = scoring.layout
     scores = None
     if layout.scores is not None:
-        layout = check_scores(layout, backend)
         scores = replace(definition, score_dtype=score_dtype).held(layout.scores, layout)
         scores = readonly(np.asarray(scores, dtype=np.float64))
     tie_key = _tie_key(ties, scoring.tie_key)
     levels = [relevance_level if m.rel is None else m.rel for m in measures]
     negative = CHOICES["bpref_negative"].index(rules.bpref_negative)
     columns = sorted(set(levels))  # one counts column per relevance level
-    relevant, nonrelevant, top_grade = _counts(scoring.judged, columns, negative == 0)
     rows = np.zeros((len(measures), C.M_FIELDS), dtype=np.int64)
     params = np.zeros((len(measures), 2))
     for j, measure in enumerate(measures):
@@ -271,7 +320,8 @@ def _measured(
         params[j] = (_param(rules, measure), levels[j])
     err_stop = np.zeros(0)
     if any(m.kind == "ERR" for m in measures):
-        err_stop = _err_stop(rules.err_max_grade, scoring)
+        grades = np.arange(rules.err_max_grade + 1, dtype=np.float64)
+        err_stop = (np.exp2(grades) - 1.0) / 2.0**rules.err_max_grade
     plan = MeasurePlan(
         offsets=readonly(layout.offsets),
         scores=scores,
@@ -281,13 +331,20 @@ def _measured(
         seed=definition.seed,
         measures=readonly(rows),
         params=readonly(params),
-        relevant=readonly(relevant),
-        nonrelevant=readonly(nonrelevant),
-        top_grade=readonly(top_grade),
+        judged_offsets=readonly(scoring.judged.offsets),
+        judged_grades=readonly(scoring.judged.grades),
+        levels=readonly(np.array(columns, dtype=np.float64)),
+        skip_negative=negative == 0,
         err_stop=readonly(err_stop),
         depth=-1 if ties == "average" else _depth(measures),  # tie groups: the whole ranking
+        best_rows=best_rows,
     )
-    return backend.measures(plan), relevant[:, [columns.index(level) for level in levels]]
+    found = backend.measures(plan)
+    if (found.nonfinite or found.bad_err_label >= 0) and not layout.scores_checked:
+        check_scores(layout, backend)  # raises on the first NaN or infinite score (input order)
+    if found.bad_err_label >= 0:
+        raise _err_label_error(rules.err_max_grade, scoring, found.bad_err_label)
+    return found.values, found.relevant[:, [columns.index(level) for level in levels]]
 
 
 def _depth(measures: list[Measure]) -> int:
@@ -352,53 +409,18 @@ def _param(rules: MeasureRules, measure: Measure) -> float:
     return p
 
 
-def _counts(
-    judged: Judged, levels: list[int], skip_negative: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``R`` and bpref's ``N`` per query and level, and each query's largest grade."""
-    offsets, grades = judged.offsets, judged.grades
-    n_queries = offsets.size - 1
-
-    filled = np.flatnonzero(np.diff(offsets) > 0)  # reduceat's segments: queries with rows
-
-    def per_query(mask: np.ndarray) -> np.ndarray:  # the rows of each query where mask holds
-        counts = np.zeros(n_queries, dtype=np.int64)
-        if filled.size:  # (a running sum would allocate 8 bytes a row: 3x slower)
-            counts[filled] = np.add.reduceat(mask, offsets[filled], dtype=np.int64)
-        return counts
-
-    relevant = np.zeros((n_queries, len(levels)), dtype=np.int64)
-    nonrelevant = np.zeros_like(relevant)
-    for column, level in enumerate(levels):
-        relevant[:, column] = per_query(grades >= level)
-        below = grades < level
-        if skip_negative:
-            below &= grades >= 0
-        nonrelevant[:, column] = per_query(below)
-    top_grade = np.zeros(n_queries)
-    if filled.size:
-        top_grade[filled] = np.maximum.reduceat(np.maximum(grades, 0.0), offsets[filled])
-    return relevant, nonrelevant, top_grade
-
-
-def _err_stop(max_grade: int, scoring: Scoring) -> np.ndarray:
-    """ERR's stopping probability of grades 0..max_grade; an InputError for other grades."""
-    labels = scoring.labels
-    positive = labels > 0
-    bad = positive & ((labels > max_grade) | (labels != np.floor(labels)))
-    if bad.any():
-        row = int(np.argmax(bad))
-        layout = scoring.layout
-        where = layout.where(layout.input_row(row))
-        raise InputError(
-            f"ERR's stopping probability (2**g - 1) / 2**{max_grade} takes integer grades "
-            f"0..{max_grade}; {where} has {labels[row]:g}",
-            value=plain(labels[row]),
-            where=where,
-            fix=f"map the grades onto 0..{max_grade} first",
-        )
-    grades = np.arange(max_grade + 1, dtype=np.float64)
-    return (np.exp2(grades) - 1.0) / 2.0**max_grade
+def _err_label_error(max_grade: int, scoring: Scoring, row: int) -> InputError:
+    """ERR's stopping probability takes integer grades 0..max_grade: row ``row`` has another."""
+    layout = scoring.layout
+    label = scoring.labels[row]
+    where = layout.where(layout.input_row(row))
+    return InputError(
+        f"ERR's stopping probability (2**g - 1) / 2**{max_grade} takes integer grades "
+        f"0..{max_grade}; {where} has {label:g}",
+        value=plain(label),
+        where=where,
+        fix=f"map the grades onto 0..{max_grade} first",
+    )
 
 
 def _finish(

@@ -170,7 +170,8 @@ def test_the_measures_read_the_ranking_ndcg_s_kernel_made(queries, k, ndcg_k, ti
 @pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not available in this run")
 def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
     """The measure kernel is handed nDCG's ranking for every query the short path ranked (no
-    tie among the best rows), and the values do not depend on it nor on the thread count."""
+    tie among the best rows; the scoring kernel ranks for the measures when no nDCG is asked),
+    and the values do not depend on it nor on the thread count."""
     from fastndcg._backends.numba import NumbaBackend
 
     handed = []
@@ -198,6 +199,7 @@ def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
     np.testing.assert_array_equal(engine_values(queries, names, DEFAULT, "numpy"), one)
     alone = engine_values(queries, names[1:], DEFAULT, "numba", n_threads=1)
     np.testing.assert_array_equal(one[:, 1:], alone)
+    assert (handed[-1].best_rows[distinct, 0] >= 0).all()  # without nDCG: its kernel still ranks
 
 
 LINEAR = ("NumRet", "NumRelRet", "P", "R", "F1", "Judged", "Unjudged", "RBP", "NumQ", "NumRel")

@@ -170,29 +170,54 @@ def _shared_rankings(
 ) -> dict[str, np.ndarray]:
     """Where nDCG's scoring kernel writes its ranking for the other measures to read.
 
-    Per score dtype that an nDCG call and another measure share: a buffer of best rows
-    (:attr:`Plan.best_rows`, -1 where a query is not ranked there) as wide as the deepest cutoff
-    of either, when the backend shares rankings and every such cutoff is short enough for its
-    short path (which gives a query's best rows when no tie is among them: then they are every
-    tie rule's ranking, and the measure kernel ranks the other queries itself).
+    Per score dtype of a group of other measures reading short cutoffs: a buffer of best rows
+    (:attr:`Plan.best_rows`, -1 where a query is not ranked there), as wide as the deepest
+    cutoff the measures or the dtype's first nDCG call read, when the backend shares rankings
+    and that is short enough for its short path (which gives a query's best rows when no tie
+    is among them: then they are every tie rule's ranking, and the measure kernel ranks the
+    other queries itself). Without an nDCG call of the dtype, the scoring kernel runs for the
+    ranking alone (:func:`_rank_only`): its short path ranks faster than the measure kernel.
     """
     backend = definition.backend
     if scoring.layout.scores is None or not getattr(backend, "shares_rankings", False):
         return {}
-    widths: dict[str, int] = {}
+    ndcg_depth: dict[str, int] = {}
     for (_, _, _, dtype), columns in scored.items():
-        if dtype not in widths:  # the first nDCG call of a dtype writes the ranking
+        if dtype not in ndcg_depth:  # the first nDCG call of a dtype writes the ranking
             cutoffs = [measures[j].cutoff for j in columns]
-            widths[dtype] = -1 if None in cutoffs else max(cutoffs)
-    wanted: dict[str, int] = {}
+            ndcg_depth[dtype] = C.TOP_PATH_DEPTH + 1 if None in cutoffs else max(cutoffs)
+    widths: dict[str, int] = {}
     for (ties, dtype), columns in groups.items():
         depth = _depth([measures[j] for j in columns])
-        width = max(depth, widths.get(dtype, -1))
-        if ties != "average" and depth > 0 and widths.get(dtype, -1) > 0:
-            if width <= C.TOP_PATH_DEPTH:
-                wanted[dtype] = max(width, wanted.get(dtype, 0))
-    n_queries = scoring.layout.n_queries
-    return {dtype: np.full((n_queries, width), -1, np.int32) for dtype, width in wanted.items()}
+        width = max(depth, ndcg_depth.get(dtype, 0), widths.get(dtype, 0))
+        if ties != "average" and 0 < depth and width <= C.TOP_PATH_DEPTH:
+            widths[dtype] = width
+    rankings = {}
+    for dtype, width in widths.items():
+        rankings[dtype] = np.full((scoring.layout.n_queries, width), -1, np.int32)
+        if dtype not in ndcg_depth:
+            _rank_only(definition, scoring, dtype, rankings[dtype])
+    return rankings
+
+
+def _rank_only(definition: Definition, scoring: Scoring, dtype: str, best_rows: np.ndarray) -> None:
+    """The scoring kernel run for its ranking into ``best_rows`` (its DCG is not read).
+
+    Under a linear gain, the ideal from the ranked rows and ties in input order, which take any
+    grades and need no document ids.
+    """
+    chosen = replace(
+        definition,
+        cutoffs=(best_rows.shape[1],),
+        gain=parse("gain", "linear"),
+        ideal="local",
+        ties="stable",
+        score_dtype=dtype,
+    )
+    try:
+        chosen.score(scoring.layout, best_rows=best_rows)
+    except OptionError:  # gains whose sums could overflow: the measure kernel ranks them all
+        best_rows.fill(-1)
 
 
 def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:

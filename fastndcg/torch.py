@@ -162,7 +162,8 @@ class _Accumulated(_MetricBase):
 
     @classmethod
     def _own_options(cls) -> frozenset[str]:
-        return frozenset((*DEFINITION, *cls._options))
+        """The options its definition checks (``decimals`` too: the measures refuse it there)."""
+        return frozenset((*DEFINITION, *cls._options, *PRESET_OPTIONS))
 
     def _definition(self, options: dict[str, Any]) -> Any:
         raise NotImplementedError

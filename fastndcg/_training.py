@@ -13,11 +13,15 @@ in it.
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from fastndcg._api import ndcg
 from fastndcg._core.definition import Definition
+from fastndcg._core.measures.kinds import KINDS
 from fastndcg._core.options import DEFINITION, split_options
 from fastndcg._errors import NOT_GIVEN, BackendUnavailableError, OptionError, OptionTypeError
 from fastndcg._evaluate import checked_options, evaluate
@@ -103,12 +107,14 @@ class TrainingMeasures:
                 value=options["k"],
                 fix="put the cutoff in the measure's name: 'nDCG@10', 'P@5', 'AP@100'",
             )
+        given = {"measures": measures, **options}
         level, preset = options.pop("relevance_level", 1), options.pop("preset", None)
         chosen, merged, definition = checked_options(caller, measures, level, preset, options)
         options = _fixed(caller, options, merged, definition)
         self.measures = chosen
         self.options = {"relevance_level": level, "preset": preset, **options}
         self.backend = definition.requested_backend
+        self._given = given
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -124,13 +130,26 @@ class TrainingMeasures:
         """Whether each measure improves upward (all but Unjudged and RBP's residual)."""
         return tuple(measure.kind not in _LOWER_IS_BETTER for measure in self.measures)
 
-    def score(self, grades: Any, scores: Any, **data: Any) -> MeasuresResult:
-        """:func:`fastndcg.evaluate` of these rows (``data``: ``qid`` or ``offsets``)."""
-        return evaluate(grades, scores, **data, measures=self.measures, **self.options)
+    def score(self, grades: Any, scores: Any, weights: Any = None, **data: Any) -> MeasuresResult:
+        """:func:`fastndcg.evaluate` of these rows (``data``: ``qid`` or ``offsets``).
+
+        ``weights`` (one per query, as the boosting libraries weigh them) make each measure
+        averaged over queries a weighted mean over the queries it counts; the counts stay sums.
+        """
+        result = evaluate(grades, scores, **data, measures=self.measures, **self.options)
+        if weights is None:
+            return result
+        weights = np.asarray(weights, dtype=np.float64)[:, None]
+        counted = ~np.isnan(result.per_query)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weighted = (np.where(counted, result.per_query, 0.0) * weights).sum(axis=0) / (
+                counted * weights
+            ).sum(axis=0)
+        averaged = [KINDS[measure.kind].aggregate == "mean" for measure in self.measures]
+        return replace(result, mean=np.where(averaged, weighted, result.mean))
 
     def __repr__(self) -> str:
-        shown = {"measures": list(self.names), **self.options}
-        return ", ".join(f"{name}={value!r}" for name, value in shown.items())
+        return ", ".join(f"{name}={value!r}" for name, value in self._given.items())
 
 
 def _fixed(

@@ -153,7 +153,7 @@ def test_empty_target_action_is_zero_idcg_for_the_measures_dividing_by_r(action)
 
 def test_retrieval_map_with_top_k_divides_by_the_relevant_rows_it_retrieved():
     """torchmetrics' AP@k is not AP@k of any tool: it divides by the relevant documents in the
-    top k, where trec_eval divides by R and ranx by min(R, k) (the training-loops page)."""
+    top k, where trec_eval and ranx divide by all of them (the training-loops page)."""
     preds = torch.tensor([0.9, 0.8, 0.7, 0.6])
     target = torch.tensor([1, 0, 0, 1])
     theirs = tmf.retrieval_average_precision(preds, target, top_k=2).item()

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -130,9 +131,9 @@ class _Accumulated(_MetricBase):
     """What the metrics here share: their options, ``update``, the states, the rows of ``compute``.
 
     The rows are grouped by query, on the device that scores them. A subclass says which
-    options are its own (``_options``, besides the definition's), makes its definition (an
-    object with ``backend`` and ``score(grades, scores, qid=/offsets=)``), and turns
-    :meth:`_result` into what ``compute`` returns.
+    options are its own (``_options``, besides the definition's), gives ``make_definition``
+    (its options -> an object with ``backend`` and ``score(grades, scores, qid=/offsets=)``),
+    and turns :meth:`_result` into what ``compute`` returns.
     """
 
     is_differentiable = False
@@ -142,10 +143,15 @@ class _Accumulated(_MetricBase):
     _reads_cuda = True  # whether its definition scores CUDA tensors with backend="cuda"
     _host_only = ""  # why it copies device tensors to the host, where it always does
 
-    def __init__(self, ignore_index: int | None, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        make_definition: Callable[[dict[str, Any]], Any],
+        ignore_index: int | None,
+        options: dict[str, Any],
+    ) -> None:
         ours = {name: options.pop(name) for name in list(options) if name in self._own_options()}
         super().__init__(**options)
-        self.definition = self._definition(ours)
+        self.definition = make_definition(ours)
         if ignore_index is not None and (
             isinstance(ignore_index, bool) or not isinstance(ignore_index, int)
         ):
@@ -164,9 +170,6 @@ class _Accumulated(_MetricBase):
     def _own_options(cls) -> frozenset[str]:
         """The options its definition checks (``decimals`` too: the measures refuse it there)."""
         return frozenset((*DEFINITION, *cls._options, *PRESET_OPTIONS))
-
-    def _definition(self, options: dict[str, Any]) -> Any:
-        raise NotImplementedError
 
     def update(self, preds: Any, target: Any, indexes: Any = None, mask: Any = None) -> None:
         """Add a batch of predictions and their targets (grades).
@@ -232,7 +235,7 @@ class _Accumulated(_MetricBase):
             "device": parts[0].device if parts else "cpu",
         }
 
-    def _result(self) -> Any:
+    def _result(self) -> NDCGResult | MeasuresResult:
         """The per-query values of the states (this process's, or the synced ones in compute)."""
         indexed = [_joined(getattr(self, name)) for name in _INDEXED]
         dense = [_joined(getattr(self, name)) for name in _DENSE]
@@ -318,11 +321,9 @@ class NDCG(_Accumulated):
     _options = PRESET_OPTIONS
 
     def __init__(self, k: Any = NOT_GIVEN, *, ignore_index: int | None = None, **options: Any):
-        self._k = k
-        super().__init__(ignore_index, options)
-
-    def _definition(self, options: dict[str, Any]) -> TrainingDefinition:
-        return TrainingDefinition("fastndcg.torch.NDCG", self._k, options)
+        super().__init__(
+            lambda ours: TrainingDefinition("fastndcg.torch.NDCG", k, ours), ignore_index, options
+        )
 
     def compute(self) -> Any:
         """NDCG of everything accumulated, on the inputs' device.
@@ -335,9 +336,6 @@ class NDCG(_Accumulated):
         """
         mean = self._result().mean
         return torch.tensor(mean[0] if mean.size == 1 else mean, **self._output())
-
-    def _result(self) -> NDCGResult:
-        return super()._result()
 
 
 class Measures(_Accumulated):
@@ -392,11 +390,10 @@ class Measures(_Accumulated):
     _host_only = "the measures besides NDCG are computed on the host"
 
     def __init__(self, measures: Any, *, ignore_index: int | None = None, **options: Any) -> None:
-        self._measures = measures
-        super().__init__(ignore_index, options)
-
-    def _definition(self, options: dict[str, Any]) -> TrainingMeasures:
-        return TrainingMeasures(f"fastndcg.torch.{type(self).__name__}", self._measures, options)
+        caller = f"fastndcg.torch.{type(self).__name__}"
+        super().__init__(
+            lambda ours: TrainingMeasures(caller, measures, ours), ignore_index, options
+        )
 
     def compute(self) -> dict[str, Any]:
         """The measures of everything accumulated: name -> tensor on the inputs' device.
@@ -414,9 +411,6 @@ class Measures(_Accumulated):
             name: torch.tensor(value, **output)
             for name, value in zip(result.measures, result.mean, strict=True)
         }
-
-    def _result(self) -> MeasuresResult:
-        return super()._result()
 
 
 class Measure(Measures):

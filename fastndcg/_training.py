@@ -94,12 +94,14 @@ class TrainingMeasures:
 
     :meth:`score` calls :func:`fastndcg.evaluate`, which takes ``measures`` as given here;
     ``options`` are its ``relevance_level``, ``preset`` and definition options, checked as
-    :class:`TrainingDefinition` checks them. No ``k``: each measure names its cutoff
-    (``"P@10"``).
+    :class:`TrainingDefinition` checks them. No ``k`` (given as an option, or as ``k`` by a
+    caller whose ``k`` is NDCG's cutoff): each measure names its cutoff (``"P@10"``).
     """
 
-    def __init__(self, caller: str, measures: Any, options: dict[str, Any]) -> None:
-        options = dict(options)
+    def __init__(
+        self, caller: str, measures: Any, options: dict[str, Any], k: Any = NOT_GIVEN
+    ) -> None:
+        options = dict(options) if k is NOT_GIVEN else {"k": k, **options}
         if "k" in options:
             raise OptionTypeError(
                 f"{caller} takes no `k`: each measure names its cutoff",

@@ -76,8 +76,7 @@ def make_ndcg_scorer(k: Any = NOT_GIVEN, *, measure: Any = None, **definition: A
     """
     caller = "fastndcg.sklearn.make_ndcg_scorer"
     if measure is not None:
-        given = definition if k is NOT_GIVEN else {"k": k, **definition}
-        measured = TrainingMeasures(caller, measure, given)
+        measured = TrainingMeasures(caller, measure, definition, k)
         if len(measured.names) != 1:
             raise OptionError(
                 f"a scorer returns one number, and `measure={measure!r}` names "

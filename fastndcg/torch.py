@@ -251,7 +251,7 @@ class _Accumulated(_MetricBase):
         else:  # both kinds: each 2-D row gets a query index after the largest 1-D one
             rows = torch.arange(sizes.numel(), device=sizes.device).repeat_interleave(sizes)
             data = {"qid": torch.cat([query, rows + query.max() + 1])}
-        name = f"fastndcg.torch.{type(self).__name__}"
+        caller = f"fastndcg.torch.{type(self).__name__}"
         device = scores.device.type
         cuda = self._reads_cuda and _cuda_available()
         placement = _placement(device, self.definition.backend, cuda)
@@ -263,18 +263,18 @@ class _Accumulated(_MetricBase):
                     "where numba-cuda and an NVIDIA GPU are: pip install 'fastndcg[cuda]')"
                 )
                 warnings.warn(
-                    f"{name} copies the {device} tensors it accumulated to the host once per "
+                    f"{caller} copies the {device} tensors it accumulated to the host once per "
                     f"compute(): {why}",
                     RuntimeWarning,
                     stacklevel=3,
                 )
             scores, grades = scores.cpu(), grades.cpu()
-            data = {name: values.cpu() for name, values in data.items()}
+            data = {key: values.cpu() for key, values in data.items()}
         try:
             result = self.definition.score(grades, scores, **data)
         except FastNDCGError as exc:
             raise exc.extended(
-                before=f"{name}.compute() (grades: target, scores: preds, rows in update order): "
+                before=f"{caller}.compute() (grades: target, scores: preds, rows in update order): "
             ) from exc
         return result if runs is None else replace(result, query_ids=runs[1])
 

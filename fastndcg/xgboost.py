@@ -96,8 +96,7 @@ def eval_metric(k: Any = NOT_GIVEN, *, measures: Any = None, **definition: Any) 
     """
     caller = "fastndcg.xgboost.eval_metric"
     if measures is not None:
-        given = definition if k is NOT_GIVEN else {"k": k, **definition}
-        return _EvalMetric(TrainingMeasures(caller, measures, given))
+        return _EvalMetric(TrainingMeasures(caller, measures, definition, k))
     return _EvalMetric(TrainingDefinition(caller, k, definition))
 
 

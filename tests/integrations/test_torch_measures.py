@@ -43,6 +43,7 @@ OPTIONS = [
     {"ties": "stable", "relevance_level": 2, "zero_idcg": "zero", "gain": "linear"},
     {"ties": "pessimistic", "zero_idcg": "one"},
     {},  # ties="average": the mean over every order of tied scores
+    {"preset": "ranx", "relevance_level": 2},  # its denominators, -l2 in nDCG, stable ties
 ]
 
 
@@ -253,6 +254,8 @@ def test_bad_options_fail_when_the_metric_is_made():
     assert caught.value.option == "k"
     with pytest.raises(fastndcg.OptionError, match="defines NDCG only"):
         Measures(["AP"], preset="torchmetrics")
+    with pytest.raises(fastndcg.OptionError, match="needs document ids"):
+        Measures(["AP"], preset="trec_eval")  # unless ties= is given
     with pytest.raises(fastndcg.OptionError, match="ERR@5"):  # needs a tie order
         Measures(["ERR@5"])
     with pytest.raises(fastndcg.OptionError, match="judgment lists"):

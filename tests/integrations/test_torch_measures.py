@@ -47,11 +47,14 @@ OPTIONS = [
 ]
 
 
+@pytest.mark.parametrize("shuffled", [True, False], ids=["shuffled", "query_by_query"])
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
-def test_the_measures_of_evaluate_on_the_same_rows_bit_for_bit(options):
-    """Rows shuffled and fed in three updates (grouped over all of them), as evaluate gets them."""
+def test_the_measures_of_evaluate_on_the_same_rows_bit_for_bit(options, shuffled):
+    """Rows fed in three updates (grouped over all of them; query by query they are scored
+    through offsets), as evaluate gets them."""
     data = random_lists(81, n_queries=80)  # ties, and queries without a relevant row
-    order = np.random.default_rng(82).permutation(data.qid.size)
+    rows = np.arange(data.qid.size)
+    order = np.random.default_rng(82).permutation(rows) if shuffled else rows
     preds, target, indexes = tensors(data, order)
     metric = Measures(NAMES, **options)
     for part in np.array_split(np.arange(order.size), 3):

@@ -302,3 +302,20 @@ def _result(
         options=shown,
         **extra,
     )
+
+
+def checked_options(
+    caller: str,
+    measures: MeasureNames,
+    relevance_level: Any,
+    preset: str | None,
+    options: dict[str, Any],
+) -> tuple[tuple[Measure, ...], dict[str, Any], Definition]:
+    """What :func:`evaluate` checks before it reads data, for metrics made before they score.
+
+    Returns the measures, the options merged with the preset's settings, and the definition;
+    an unknown option is an OptionTypeError naming ``caller``.
+    """
+    merged, _, chosen, _ = _setup("ndcg", preset, dict(options), measures, relevance_level)
+    ours, _ = split_options(merged, caller)
+    return chosen, merged, Definition.create(**ours)

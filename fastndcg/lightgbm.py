@@ -1,4 +1,4 @@
-"""NDCG under any definition as a LightGBM evaluation metric, at every boosting round.
+"""NDCG under any definition, or any other measure, as a LightGBM metric at every boosting round.
 
 Needs LightGBM: ``pip install 'fastndcg[lightgbm]'``.
 
@@ -7,7 +7,9 @@ fastndcg's instead (any definition, any preset): the same callable is a ``feval`
 :func:`lightgbm.train` and an ``eval_metric`` for :meth:`lightgbm.LGBMRanker.fit`. The query
 groups come from the evaluated ``Dataset`` (or ``eval_group``), and the metrics are named
 ``fastndcg_ndcg@k`` so that they sit next to LightGBM's own in logs, ``record_evaluation`` and
-early stopping. With ``preset="lightgbm"`` the values are LightGBM's ``ndcg@k``.
+early stopping. With ``preset="lightgbm"`` the values are LightGBM's ``ndcg@k``. With
+``measures=`` it reports the measures of :func:`fastndcg.evaluate` instead (MAP, P@10, RR@10,
+...), named ``fastndcg_`` and the name given (``fastndcg_map@10``).
 
 Examples
 --------
@@ -33,14 +35,14 @@ from typing import Any
 import numpy as np
 
 from fastndcg._errors import NOT_GIVEN, InputError
-from fastndcg._training import TrainingDefinition, require
+from fastndcg._training import TrainingDefinition, TrainingMeasures, require
 
 lgb = require("lightgbm", "lightgbm")
 
 __all__ = ["eval_metric"]
 
 
-def eval_metric(k: Any = NOT_GIVEN, **definition: Any) -> _EvalMetric:
+def eval_metric(k: Any = NOT_GIVEN, *, measures: Any = None, **definition: Any) -> _EvalMetric:
     """NDCG as a LightGBM metric: a ``feval`` for ``train``, an ``eval_metric`` for ``fit``.
 
     Parameters
@@ -49,10 +51,16 @@ def eval_metric(k: Any = NOT_GIVEN, **definition: Any) -> _EvalMetric:
         Cutoff(s); one metric per cutoff, in this order (early stopping with
         ``first_metric_only`` watches the first). Left out: the preset's (``preset="lightgbm"``:
         1 to 5, as LightGBM's ``eval_at``), else the whole list.
+    measures : str, Measure or list of them, optional
+        Other measures instead of NDCG, as :func:`fastndcg.evaluate` takes them (``"map@10"``,
+        ``"P@10"``, ``"RR@10"``, ``"nDCG@10"``...; each names its cutoff, so no ``k``): one
+        metric per measure, in this order, named ``fastndcg_`` and the name as given.
     **definition
         Options of :func:`fastndcg.ndcg` that define NDCG (``gain``, ``discount``, ``ties``,
         ``zero_idcg``, ``aggregate``, ``score_dtype``, ``backend``, ``n_threads``, ...),
-        ``preset`` and ``decimals``; checked now, so that a bad one fails before training.
+        ``preset`` and ``decimals``; with ``measures``, those of :func:`fastndcg.evaluate`
+        (``relevance_level``, ``preset``, ``ties``, ``zero_idcg``...). Checked now, so that a
+        bad one fails before training.
 
     Returns
     -------
@@ -61,7 +69,9 @@ def eval_metric(k: Any = NOT_GIVEN, **definition: Any) -> _EvalMetric:
         ``metric(y_true, y_pred, weight, group)`` by :class:`lightgbm.LGBMRanker`
         (``eval_metric=``); returns a list of ``(name, value, True)``, names
         ``fastndcg_ndcg@k`` (``fastndcg_ndcg`` for the whole list). Row weights become query
-        weights as LightGBM makes them (each query's mean row weight, in float32).
+        weights as LightGBM makes them (each query's mean row weight, in float32); with
+        ``measures``, they weigh each query in the means (counts such as ``NumRet`` stay sums).
+        Every value is higher-is-better but ``Unjudged`` and ``RBPResid``.
 
     Raises
     ------
@@ -74,14 +84,20 @@ def eval_metric(k: Any = NOT_GIVEN, **definition: Any) -> _EvalMetric:
     >>> metric = fastndcg.lightgbm.eval_metric(k=[5, 10], preset="lightgbm")
     >>> metric([0, 1, 2, 0], [0.3, 0.2, 0.9, 0.1], None, [2, 2])  # y_true, y_pred, weight, group
     [('fastndcg_ndcg@5', 0.815..., True), ('fastndcg_ndcg@10', 0.815..., True)]
+    >>> metric = fastndcg.lightgbm.eval_metric(measures=["map@2", "P@2"])
+    >>> metric([0, 1, 2, 0], [0.3, 0.2, 0.9, 0.1], None, [2, 2])
+    [('fastndcg_map@2', 0.75, True), ('fastndcg_P@2', 0.5, True)]
     """
-    return _EvalMetric(TrainingDefinition("fastndcg.lightgbm.eval_metric", k, definition))
+    caller = "fastndcg.lightgbm.eval_metric"
+    if measures is not None:
+        return _EvalMetric(TrainingMeasures(caller, measures, definition, k))
+    return _EvalMetric(TrainingDefinition(caller, k, definition))
 
 
 class _EvalMetric:
     """The callable :func:`eval_metric` returns (picklable, so that estimators can be cloned)."""
 
-    def __init__(self, definition: TrainingDefinition) -> None:
+    def __init__(self, definition: TrainingDefinition | TrainingMeasures) -> None:
         self.definition = definition
 
     def __repr__(self) -> str:
@@ -112,9 +128,10 @@ class _EvalMetric:
         result = self.definition.score(
             labels, scores, offsets=offsets, weights=_query_weights(weight, offsets)
         )
+        higher = self.definition.higher_is_better
         return [
-            (name, float(value), True)
-            for name, value in zip(self.definition.names, result.mean, strict=True)
+            (name, float(value), better)
+            for name, value, better in zip(self.definition.names, result.mean, higher, strict=True)
         ]
 
 

@@ -1,4 +1,4 @@
-"""NDCG as a scikit-learn scorer, for cross-validating and tuning rankers by query group.
+"""NDCG (or another measure) as a scikit-learn scorer, for tuning rankers by query group.
 
 Needs scikit-learn: ``pip install 'fastndcg[sklearn]'``.
 
@@ -7,7 +7,8 @@ query groups. :func:`make_ndcg_scorer` scores a ranker's predictions on flat row
 query id instead, under any definition or preset of :func:`fastndcg.ndcg`. The query ids reach
 it through scikit-learn's metadata routing, as they reach ``GroupKFold`` and the ranker, so
 that ``cross_validate`` and ``GridSearchCV`` score every fold by query (the documentation's
-*Training loops* page tunes an ``XGBRanker`` so).
+*Training loops* page tunes an ``XGBRanker`` so). With ``measure=`` the scorer computes that
+measure of :func:`fastndcg.evaluate` instead (``"AP"``, ``"P@10"``, ``"RR@10"``...).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 from fastndcg._api import ndcg
 from fastndcg._errors import NOT_GIVEN, InputError, OptionError
-from fastndcg._training import TrainingDefinition, require
+from fastndcg._evaluate import evaluate
+from fastndcg._training import TrainingDefinition, TrainingMeasures, require
 
 sklearn = require("sklearn", "sklearn")
 metrics = require("sklearn.metrics", "sklearn")
@@ -24,17 +26,21 @@ metrics = require("sklearn.metrics", "sklearn")
 __all__ = ["make_ndcg_scorer"]
 
 
-def make_ndcg_scorer(k: Any = NOT_GIVEN, **definition: Any) -> Any:
+def make_ndcg_scorer(k: Any = NOT_GIVEN, *, measure: Any = None, **definition: Any) -> Any:
     """A scikit-learn scorer of NDCG over query groups, for ``cross_validate`` and searches.
 
     Parameters
     ----------
     k : int or None, optional
         The cutoff (a scorer returns one number). Left out: the preset's, else the whole list.
+    measure : str or Measure, optional
+        Another measure instead of NDCG, as :func:`fastndcg.evaluate` takes it (``"AP"``,
+        ``"P@10"``, ``"RR@10"``...; it names its cutoff, so no ``k``): one.
     **definition
         Options of :func:`fastndcg.ndcg` that define NDCG (``gain``, ``discount``, ``ties``,
         ``zero_idcg``, ``aggregate``, ``score_dtype``, ``backend``, ``n_threads``, ...),
-        ``preset`` and ``decimals``; checked now.
+        ``preset`` and ``decimals``; with ``measure``, those of :func:`fastndcg.evaluate`
+        (``relevance_level``, ``preset``, ``ties``, ``zero_idcg``...). Checked now.
 
     Returns
     -------
@@ -63,9 +69,31 @@ def make_ndcg_scorer(k: Any = NOT_GIVEN, **definition: Any) -> Any:
     >>> with sklearn.config_context(enable_metadata_routing=True):
     ...     scorer = make_ndcg_scorer(k=2, preset="sklearn")
     ...     print(round(scorer(model, X, y, qid=[1, 1, 2, 2]), 4))
+    ...     scorer = make_ndcg_scorer(measure="RR@2", ties="pessimistic")
+    ...     print(scorer(model, X, y, qid=[1, 1, 2, 2]))
     0.8155
+    0.5
     """
-    training = TrainingDefinition("fastndcg.sklearn.make_ndcg_scorer", k, definition)
+    caller = "fastndcg.sklearn.make_ndcg_scorer"
+    if measure is not None:
+        measured = TrainingMeasures(caller, measure, definition, k)
+        if len(measured.names) != 1:
+            raise OptionError(
+                f"a scorer returns one number, and `measure={measure!r}` names "
+                f"{len(measured.names)} measures",
+                option="measure",
+                value=measure,
+                fix="make one scorer per measure (scoring={'P@5': ..., 'AP': ...})",
+            )
+        return _requesting_qid(
+            metrics.make_scorer(
+                measure_by_query,
+                response_method="predict",
+                measures=measured.measures,
+                **measured.options,
+            )
+        )
+    training = TrainingDefinition(caller, k, definition)
     if len(training.cutoffs) != 1:
         raise OptionError(
             f"a scorer returns one number, and `k={list(training.cutoffs)}` asks for "
@@ -74,7 +102,13 @@ def make_ndcg_scorer(k: Any = NOT_GIVEN, **definition: Any) -> Any:
             value=list(training.cutoffs),
             fix="make one scorer per cutoff (scoring={'ndcg@5': ..., 'ndcg@10': ...})",
         )
-    scorer = metrics.make_scorer(ndcg_by_query, response_method="predict", **training.options)
+    return _requesting_qid(
+        metrics.make_scorer(ndcg_by_query, response_method="predict", **training.options)
+    )
+
+
+def _requesting_qid(scorer: Any) -> Any:
+    """``scorer``, requesting ``qid`` where metadata routing is enabled."""
     if sklearn.get_config().get("enable_metadata_routing"):
         scorer = scorer.set_score_request(qid=True)
     return scorer
@@ -90,11 +124,30 @@ def ndcg_by_query(y_true: Any, y_pred: Any, *, qid: Any = None, **options: Any) 
     InputError
         Without ``qid``: the scorer was not routed the query ids.
     """
+    _check_qid(qid, "NDCG")
+    return float(ndcg(y_true, y_pred, qid=qid, **options))
+
+
+def measure_by_query(y_true: Any, y_pred: Any, *, qid: Any = None, **options: Any) -> float:
+    """A measure of predictions ``y_pred`` against grades ``y_true``, rows grouped by ``qid``.
+
+    The score function of :func:`make_ndcg_scorer` with ``measure=`` (``options``: the options
+    of :func:`fastndcg.evaluate` it was made with, ``measures`` the one measure).
+
+    Raises
+    ------
+    InputError
+        Without ``qid``: the scorer was not routed the query ids.
+    """
+    _check_qid(qid, "measure")
+    return float(evaluate(y_true, y_pred, qid=qid, **options).mean[0])
+
+
+def _check_qid(qid: Any, what: str) -> None:
     if qid is None:
         raise InputError(
-            "the NDCG scorer needs the query id of every row (qid), and got none",
+            f"the {what} scorer needs the query id of every row (qid), and got none",
             fix="enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) "
             "before make_ndcg_scorer, and pass qid: cross_validate(..., params={'qid': qid}) "
             "or search.fit(X, y, qid=qid)",
         )
-    return float(ndcg(y_true, y_pred, qid=qid, **options))

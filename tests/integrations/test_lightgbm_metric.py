@@ -146,3 +146,92 @@ def test_errors():
     train.construct()
     with pytest.raises(fastndcg.InputError, match="NaN"):
         metric(np.full(train.num_data(), np.nan), train)
+
+
+# -- other measures (measures=): fastndcg.evaluate of each round's predictions ----------------
+
+MEASURES = ["map@5", "P@5", "RR@10", "nDCG@10", "R@20", "ERR@10"]
+
+
+def lightgbm_query_weights(row_weights, sizes):
+    """Each query's mean row weight in float32 (LightGBM's query weights)."""
+    sums = [np.float32(0)] * len(sizes)
+    for query, rows in enumerate(np.split(np.float32(row_weights), np.cumsum(sizes)[:-1])):
+        for weight in rows:  # added in row order, in float32
+            sums[query] = np.float32(sums[query] + weight)
+    return np.array(sums, dtype=np.float32) / np.float32(sizes)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "row_weights"])
+def test_measures_at_every_round_are_evaluate_of_that_rounds_predictions(weighted):
+    options = {"ties": "stable", "relevance_level": 2}
+    metric = eval_metric(measures=MEASURES, **options)
+    booster, history = record(dict(PARAMS, metric="None"), metric, rounds=4, weighted=weighted)
+    _, _, valid = datasets(weighted)
+    assert list(history["valid"]) == [f"fastndcg_{name}" for name in MEASURES]
+    weights = None
+    if weighted:
+        rows = np.random.default_rng(81).random(lambdarank().grades.size) * 3
+        weights = lightgbm_query_weights(rows[-valid.grades.size :], valid.sizes)
+    for iteration in (1, 4):
+        scores = booster.predict(valid.features, num_iteration=iteration, raw_score=True)
+        result = fastndcg.evaluate(
+            valid.grades, scores, offsets=valid.offsets, measures=MEASURES, **options
+        )
+        for j, name in enumerate(MEASURES):
+            values = result.per_query[:, j]
+            counted = ~np.isnan(values)
+            expected = np.average(
+                values[counted], weights=None if weights is None else weights[counted]
+            )
+            recorded = history["valid"][f"fastndcg_{name}"][iteration - 1]
+            assert recorded == pytest.approx(expected, abs=1e-12), (name, iteration)
+    assert len(set(history["valid"]["fastndcg_map@5"])) > 1  # the rounds changed the model
+
+
+@pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")  # LightGBM 4.7
+def test_lgbm_ranker_early_stopping_on_map():
+    train, valid = lambdarank().queries(0, 30), lambdarank().queries(30, 50)
+    ranker = lgb.LGBMRanker(n_estimators=30, **dict(PARAMS, metric="None", learning_rate=0.5))
+    ranker.fit(
+        train.features,
+        train.grades,
+        group=train.sizes,
+        eval_set=[(valid.features, valid.grades)],
+        eval_group=[valid.sizes],
+        eval_metric=eval_metric(measures="map@10", ties="stable"),
+        callbacks=[lgb.early_stopping(3, verbose=False)],
+    )
+    values = ranker.evals_result_["valid_0"]["fastndcg_map@10"]
+    assert ranker.best_iteration_ == int(np.argmax(values)) + 1 < len(values)
+    scores = ranker.predict(valid.features, raw_score=True)  # the trees up to the best
+    expected = fastndcg.evaluate(
+        valid.grades, scores, offsets=valid.offsets, measures="map@10", ties="stable"
+    )
+    assert values[ranker.best_iteration_ - 1] == pytest.approx(expected.mean[0], abs=1e-12)
+
+
+def test_measure_names_and_which_are_better_higher():
+    metric = eval_metric(measures=["P.5,10", "Unjudged@5", "AP"])
+    values = metric(np.array([0, 1, 2]), np.array([0.1, 0.2, 0.3]), None, np.array([3]))
+    assert [(name, better) for name, _, better in values] == [
+        ("fastndcg_P_5", True),
+        ("fastndcg_P_10", True),
+        ("fastndcg_Unjudged@5", False),
+        ("fastndcg_AP", True),
+    ]
+    assert [value for _, value, _ in values] == [0.4, 0.2, 0.0, 1.0]
+    assert repr(metric) == (
+        "fastndcg.lightgbm.eval_metric(measures=['P.5,10', 'Unjudged@5', 'AP'])"
+    )
+    assert pickle.loads(pickle.dumps(metric))(np.array([1, 0]), np.array([0.1, 0.2]), None, [2])
+
+
+def test_measure_errors():
+    with pytest.raises(fastndcg.OptionTypeError, match="names its cutoff") as caught:
+        eval_metric(k=10, measures=["map"])
+    assert caught.value.option == "k"
+    with pytest.raises(fastndcg.OptionError, match="unknown measure"):
+        eval_metric(measures=["mapp@10"])
+    with pytest.raises(fastndcg.OptionError, match="lightgbm"):  # NDCG only
+        eval_metric(measures=["map@10"], preset="lightgbm")

@@ -110,3 +110,39 @@ def test_the_scorer_requests_qid_where_routing_is_on():
     with sklearn.config_context(enable_metadata_routing=True):
         assert make_ndcg_scorer(k=2).get_metadata_routing().score.requests == {"qid": True}
     assert make_ndcg_scorer(k=2).get_metadata_routing().score.requests == {"qid": None}
+
+
+def test_cross_validate_with_another_measure(routing):
+    data = lambdarank()
+    X, y, qid = data.features, data.grades, data.qid
+    folds = model_selection.GroupKFold(n_splits=3)
+    options = {"ties": "stable", "relevance_level": 2}
+    scores = model_selection.cross_validate(
+        ranker(),
+        X,
+        y,
+        cv=folds,
+        scoring={"ap": make_ndcg_scorer(measure="AP@10", **options)},
+        params={"qid": qid, "groups": qid},
+        return_estimator=True,
+    )
+    splits = folds.split(X, y, groups=qid)
+    for score, model, (_, test) in zip(scores["test_ap"], scores["estimator"], splits, strict=True):
+        expected = fastndcg.evaluate(
+            y[test], model.predict(X[test]), qid=qid[test], measures="AP@10", **options
+        )
+        assert score == pytest.approx(expected.mean[0], abs=1e-12)
+    scorer = make_ndcg_scorer(measure="P@5")
+    model = scores["estimator"][0]
+    assert pickle.loads(pickle.dumps(scorer))(model, X, y, qid=qid) == scorer(model, X, y, qid=qid)
+
+
+def test_measure_errors(routing):
+    with pytest.raises(fastndcg.OptionError, match="one number") as caught:
+        make_ndcg_scorer(measure="P.5,10")
+    assert caught.value.option == "measure"
+    with pytest.raises(fastndcg.OptionTypeError, match="names its cutoff"):
+        make_ndcg_scorer(k=5, measure="P@5")
+    model = linear_model.LinearRegression().fit(np.zeros((2, 1)), [1, 0])
+    with pytest.raises(fastndcg.InputError, match="measure scorer needs the query id"):
+        make_ndcg_scorer(measure="AP")(model, np.zeros((2, 1)), [1, 0])

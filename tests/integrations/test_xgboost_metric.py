@@ -145,3 +145,67 @@ def test_errors():
     with pytest.raises(fastndcg.OptionError, match="one value per query"):
         eval_metric(k=[1, 3])(np.array([1, 0]), np.array([0.5, 0.2]))
     assert pickle.loads(pickle.dumps(metric))(np.array([1, 0]), np.array([0.5, 0.2])) == 1.0
+
+
+# -- other measures (measures=) ----------------------------------------------------------------
+
+MEASURES = ["map@5", "P@5", "RR@10", "Success@1"]
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "group_weights"])
+def test_measures_at_every_round_are_evaluate_of_that_rounds_predictions(weighted):
+    train, valid = dmatrices(weighted)
+    recorder = Recorder(eval_metric(measures=MEASURES, ties="stable"))
+    history: dict = {}
+    booster = xgb.train(
+        dict(PARAMS, eval_metric=[]),
+        train,
+        4,
+        evals=[(valid, "valid")],
+        evals_result=history,
+        custom_metric=recorder,
+        verbose_eval=False,
+    )
+    part = lambdarank().queries(30, 50)
+    weights = valid.get_weight() if weighted else None
+    for iteration in (1, 4):
+        scores = booster.predict(valid, iteration_range=(0, iteration), output_margin=True)
+        result = fastndcg.evaluate(
+            part.grades, scores, offsets=part.offsets, measures=MEASURES, ties="stable"
+        )
+        for j, name in enumerate(MEASURES):
+            expected = np.average(result.per_query[:, j], weights=weights)
+            recorded = recorder.values[f"fastndcg_{name}"][iteration - 1]
+            assert recorded == pytest.approx(expected, abs=1e-12), (name, iteration)
+            logged = history["valid"][f"fastndcg_{name}"][iteration - 1]
+            assert logged == pytest.approx(expected, abs=5e-7)  # logged %f
+    assert weights is None or weights.size == part.sizes.size
+
+
+def test_xgbranker_takes_one_measure():
+    data = lambdarank()
+    train, valid = data.queries(0, 30), data.queries(30, 50)
+    metric = eval_metric(measures="RR@10", ties="stable")
+    ranker = xgb.XGBRanker(n_estimators=3, max_depth=3, eval_metric=metric, n_jobs=1)
+    ranker.fit(
+        train.features,
+        train.grades,
+        qid=train.qid,
+        eval_set=[(valid.features, valid.grades)],
+        eval_qid=[valid.qid],
+        verbose=False,
+    )
+    logged = ranker.evals_result()["validation_0"]["fastndcg_RR@10"]
+    scores = ranker.predict(valid.features, output_margin=True)
+    per_query = fastndcg.evaluate(
+        valid.grades, scores, offsets=valid.offsets, measures="RR@10", ties="stable"
+    ).per_query[:, 0]
+    assert logged[-1] == pytest.approx(np.average(per_query, weights=valid.sizes), abs=5e-7)
+    with pytest.raises(fastndcg.OptionError, match="one value per query") as caught:
+        eval_metric(measures=["P@5", "AP"])(np.array([1, 0]), np.array([0.5, 0.2]))
+    assert (caught.value.option, caught.value.value) == (
+        "measures",
+        ["fastndcg_P@5", "fastndcg_AP"],
+    )
+    with pytest.raises(fastndcg.OptionTypeError, match="names its cutoff"):
+        eval_metric(k=5, measures="P@5")

@@ -75,7 +75,7 @@ def explained_measure(measures: Any) -> Measure:
             f"explain shows one measure, not {len(chosen)}",
             option="measure",
             value=measures,
-            fix="name one measure, e.g. `measure='AP@10'`",
+            fix="name one measure (e.g. AP@10)",
         )
     measure = chosen[0]
     if measure.kind not in EXPLAINED:

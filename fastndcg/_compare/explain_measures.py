@@ -352,7 +352,7 @@ class _Terms:
         if self.facts["R"] == 0:
             self.notes.append(
                 "no relevant judgment (R = 0): the value is the no-relevant rule's (`zero_idcg`, "
-                "or the preset's), not a sum"
+                "or the preset's), not a sum of the shares"
             )
             return None, "R"
         return denominator, "R"
@@ -428,15 +428,18 @@ class _Terms:
 
     def _first_relevant(self, kind: str) -> np.ndarray:
         share = np.zeros(self.n)
-        hits = np.flatnonzero(self.relevant & self.within)
-        if hits.size and self.tied() and np.sum(self.group == self.group[hits[0]]) > 1:
+        holding = self.relevant
+        if self.tied():  # a rank above the cut whose tie group holds a relevant document
+            holding = np.bincount(self.group, weights=self.relevant)[self.group] > 0
+        first = np.flatnonzero(holding & self.within)
+        if first.size and self.tied() and np.sum(self.group == self.group[first[0]]) > 1:
             self.notes.append(
                 f"ties='average': the first relevant document is in a tie group, so {kind} is "
-                "the mean over every order of the group, not a sum over one ranking's ranks"
+                "the mean over every order of the group, not a sum of the shares of one ranking"
             )
             return np.full(self.n, np.nan)
-        if hits.size:
-            share[hits[0]] = 1.0 / (hits[0] + 1) if kind == "RR" else 1.0
+        if first.size:
+            share[first[0]] = 1.0 / (first[0] + 1) if kind == "RR" else 1.0
         return share
 
     def _err(self) -> tuple[dict[str, np.ndarray], np.ndarray, None, str]:
@@ -482,7 +485,10 @@ class _Terms:
         term = np.where(above == 0, 1.0, 1.0 - np.minimum(above, r) / scale)
         if self.rules.bpref_no_nonrelevant == "nan" and big_n == 0:
             term = np.full(self.n, np.nan)
-            self.notes.append("no judged non-relevant document (N = 0): the tool gives NaN")
+            self.notes.append(
+                "no judged non-relevant document (N = 0): the tool gives NaN, not a sum of the "
+                "shares"
+            )
         term = np.where(considered & (labels >= level), term, 0.0)
         denominator, name = self.by_r(float(r))
         return (
@@ -540,7 +546,7 @@ def _scored_list(
         system=system,
     )
     normalised = measure.kind == "nDCG"
-    denominator = values[1] if normalised else None
+    denominator = values[1] if normalised and values[1] else None
     rows = []
     total = 0.0
     for row in listed_.rows:
@@ -566,7 +572,8 @@ def _scored_list(
     label = f"IDCG@{measure.cutoff}" if measure.cutoff is not None else "IDCG"
     if normalised and not values[1]:
         notes.append(
-            "no relevant judgment (IDCG = 0): the value is the `zero_idcg` rule's, not a sum"
+            "no relevant judgment (IDCG = 0): the value is the `zero_idcg` rule's, not a sum of "
+            "the shares"
         )
     return MeasureList(
         system=system,

@@ -17,6 +17,11 @@ from typing import Any
 from fastndcg._compare.explanation import _TIE_RULES, _doc, _grade, _num, _titles, json_value
 from fastndcg._compare.tables import Table, latex_escape, latex_float, side_by_side
 
+# the tie rules in words; under "average" a rank holds the mean of what the measure reads
+_TIES = {
+    **_TIE_RULES,
+    "average": "tied items share their ranks: each holds the group's mean (over every order)",
+}
 # how each column of a measure's own is headed (the rows' keys are the names)
 _HEADS = {
     "precision": "prec",
@@ -206,7 +211,7 @@ def _head(explanation: MeasureExplanation) -> list[str]:
     rules = dict.fromkeys(item.ties for item in explanation.lists)
     return [
         f"query {explanation.query_id!r}, {explanation.measure} ({explanation.title})",
-        *(f"ties={rule!r}: {_TIE_RULES.get(rule, rule)}" for rule in rules),
+        *(f"ties={rule!r}: {_TIES.get(rule, rule)}" for rule in rules),
     ]
 
 

@@ -32,7 +32,21 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._compare.explanation import ListExplanation, QueryExplanation, cut_at, json_value
+from fastndcg._compare.explain_measures import (
+    evaluated,
+    explain_measure_query,
+    explained_measure,
+    measure_column,
+    measure_explanation,
+)
+from fastndcg._compare.explanation import (
+    ListExplanation,
+    QueryExplanation,
+    cut_at,
+    json_value,
+    tie_groups,
+)
+from fastndcg._compare.measure_explanation import MeasureExplanation, MeasureList
 from fastndcg._contract import Backend, Plan
 from fastndcg._contract import codes as C
 from fastndcg._core.definition import Definition
@@ -45,13 +59,6 @@ from fastndcg._io.arrow import as_arrow, table_layout
 from fastndcg._presets.apply import resolve
 
 # -- the arithmetic of one query ----------------------------------------------------------------
-
-
-def _tie_groups(ranked_scores: np.ndarray) -> np.ndarray:
-    """Group number of every rank: ranks with equal scores next to each other share one."""
-    starts = np.ones(ranked_scores.size, dtype=bool)
-    starts[1:] = ranked_scores[1:] != ranked_scores[:-1]
-    return np.cumsum(starts) - 1
 
 
 def explain_plan(
@@ -81,7 +88,7 @@ def explain_plan(
     order, gains, ideal_gains = backend.rank_query(plan, q)
     ranked_gains = gains[order]
     ranked_scores = None if plan.scores is None else plan.scores[s:e].astype(np.float64)[order]
-    group = np.arange(n) if ranked_scores is None else _tie_groups(ranked_scores)  # ranked: no ties
+    group = np.arange(n) if ranked_scores is None else tie_groups(ranked_scores)  # ranked: no ties
     sizes = np.bincount(group, minlength=n) if n else np.zeros(0, dtype=np.int64)
     average = plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE
     if average and n:
@@ -242,7 +249,7 @@ def explain(
     measure: Any = None,
     relevance_level: int | None = None,
     **options: Any,
-) -> Any:
+) -> QueryExplanation | MeasureExplanation:
     """Explain the NDCG, or another measure, of one ranked list, rank by rank.
 
     Without ``measure``, NDCG at ``k``: each rank's gain, discount and contribution, and the
@@ -299,9 +306,7 @@ def explain(
     0.5
     """
     if measure is not None:
-        from fastndcg._compare.explain_measures import explain_measure_arrays
-
-        return explain_measure_arrays(
+        return _explain_measure(
             grades,
             scores,
             measure,
@@ -548,16 +553,14 @@ def explain_systems(
     k: Any = ...,
     systems: Any = None,
     measure: Any = None,
-) -> Any:
+) -> QueryExplanation | MeasureExplanation:
     """Explain ``query_id`` for the systems of ``results`` (scored at the same cutoffs).
 
     ``sources`` tells where each system's rows can be read again (:class:`TableSource`,
     :class:`RunSource`). With ``measure`` (results of measures), that measure.
     """
     if measure is not None:
-        from fastndcg._compare.explain_measures import explain_measure_systems
-
-        return explain_measure_systems(results, sources, query_id, measure, systems=systems)
+        return _explain_measure_systems(results, sources, query_id, measure, systems=systems)
     cutoffs = next(iter(results.values())).k
     k = compared_cutoff(k, cutoffs)
     j = cutoffs.index(k)
@@ -599,3 +602,89 @@ def explain_systems(
             )
         )
     return QueryExplanation(shown_id, k, tuple(lists))
+
+
+# -- a measure beside NDCG ---------------------------------------------------------------------
+
+
+def _explain_measure(
+    grades: Any,
+    scores: Any,
+    measure: Any,
+    *,
+    k: Any,
+    docs: Any,
+    preset: Any,
+    relevance_level: int | None,
+    **options: Any,
+) -> MeasureExplanation:
+    """``fastndcg.explain(grades, scores, measure=...)``: one list's value of ``measure``."""
+    from fastndcg._evaluate import measures_input
+
+    chosen = explained_measure(measure)
+    if k is not None:
+        raise OptionError(
+            "with `measure`, the cutoff is the measure's: `k` is NDCG's",
+            option="k",
+            value=k,
+            fix=f"name the cutoff in the measure (e.g. '{chosen.kind}@{k}') and leave `k` out",
+        )
+    refuse_queries(options)
+    level = 1 if relevance_level is None else relevance_level
+    given = measures_input(
+        grades, scores, measures=[chosen], relevance_level=level, preset=preset, **options
+    )
+    layout = given.scoring.layout
+    if layout.n_queries != 1:
+        raise InputError(
+            f"explain takes one list; these arrays hold {layout.n_queries}",
+            value=layout.n_queries,
+            fix="pass one query's grades and scores (1-D)",
+        )
+    labels = row_labels(docs, int(layout.offsets[-1]))
+    listed_ = explain_measure_query(given, 0, evaluated(given), docs=labels)
+    return measure_explanation(layout.query_ids[0], chosen, [listed_])
+
+
+def _explain_measure_systems(
+    results: dict[str, Any],
+    sources: dict[str, Any],
+    query_id: Any,
+    measure: Any,
+    *,
+    systems: Any = None,
+) -> MeasureExplanation:
+    """Explain ``measure`` for ``query_id`` in the systems of ``results`` (of measures).
+
+    ``sources``: where each system's run can be read again (:class:`RunSource`); the values
+    are the results' own.
+    """
+    chosen_measure = explained_measure(measure)
+    chosen, where, shown_id = chosen_systems(results, query_id, systems)
+    lists = []
+    for name, q in zip(chosen, where, strict=True):
+        result, source = results[name], sources[name]
+        j = measure_column(result, chosen_measure)
+        given = source.measures_input(chosen_measure)
+        layout = given.scoring.layout
+        p = _position(layout.query_ids, shown_id)
+        if p < 0 or q < 0:
+            note = f"{name!r} has no list for this query"
+            lists.append(
+                MeasureList(name, "", [], (), float("nan"), None, "", found=False, notes=[note])
+            )
+            continue
+        docs = run_docs(given.prepared)
+        s, e = int(layout.offsets[p]), int(layout.offsets[p + 1])
+        value = float(result.per_query[q, j])
+        lists.append(
+            explain_measure_query(
+                given,
+                p,
+                value,
+                docs=[docs(row) for row in range(s, e)],
+                system=name,
+                notes=source.notes(),
+            )
+        )
+    return measure_explanation(shown_id, chosen_measure, lists)

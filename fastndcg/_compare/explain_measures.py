@@ -42,8 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._compare.explain import _tie_groups, explain_plan
-from fastndcg._compare.explanation import cut_at, json_value
+from fastndcg._compare.explanation import cut_at, json_value, tie_groups
 from fastndcg._compare.measure_explanation import MeasureExplanation, MeasureList
 from fastndcg._core.measures import KINDS, Measure
 from fastndcg._core.measures.definitions import CHOICES, MeasureRules
@@ -59,7 +58,7 @@ from fastndcg._core.measures.engine import (
 )
 from fastndcg._core.options import parse
 from fastndcg._core.vocabulary import KEYED_TIES, listed, plain
-from fastndcg._errors import InputError, OptionError
+from fastndcg._errors import OptionError
 
 EXPLAINED = (
     *("P", "R", "AP", "RR", "Success", "Rprec", "Bpref", "ERR", "RBP"),
@@ -118,30 +117,39 @@ def explain_measure_query(
     dtype = provider.score_dtype or definition.score_dtype
     level = given.level if measure.rel is None else measure.rel
     notes = list(notes)
-    if measure.kind in ("nDCG", "DCG"):
-        return _scored_list(given, measure, q, value, ties, dtype, level, docs, system, notes)
-    ranker = replace(
-        definition,
-        ties="docid_desc" if ties in (*KEYED_TIES, "docid_asc") else ties,
-        gain=parse("gain", "linear"),  # what pessimistic and optimistic ties order by
-        ideal="recall",
-        score_dtype=dtype,
-    )
+    scored = measure.kind in ("nDCG", "DCG")
+    if scored:  # the definition the engine scores them with
+        ranker = _scored_definition(definition, rules, measure, ties, dtype, level)
+        inputs = {"tie_key": scoring.tie_key, **(scoring.ideal or {})}
+    else:  # the measure kernels' ranking: pessimistic and optimistic ties order by the grades
+        ranker = replace(
+            definition,
+            ties="docid_desc" if ties in (*KEYED_TIES, "docid_asc") else ties,
+            gain=parse("gain", "linear"),
+            ideal="recall",
+            score_dtype=dtype,
+        )
+        inputs = {"tie_key": _tie_key(ties, scoring.tie_key)}
     with definition.threads():
-        plan = ranker.plan(ranker.held_scores(layout), tie_key=_tie_key(ties, scoring.tie_key))
-        order = definition.backend.rank_query(plan, q)[0]
+        plan = ranker.plan(ranker.held_scores(layout), **inputs)
+        order, gains, _ = definition.backend.rank_query(plan, q)
+        dcg, idcg = ranker.score(layout, **inputs) if scored else (None, None)
     s, e = int(layout.offsets[q]), int(layout.offsets[q + 1])
     labels = np.asarray(scoring.labels[s:e], dtype=np.float64)[order]
     ranked_scores = None if plan.scores is None else plan.scores[s:e].astype(np.float64)[order]
-    group = np.arange(e - s) if ranked_scores is None else _tie_groups(ranked_scores)
+    group = np.arange(e - s) if ranked_scores is None else tie_groups(ranked_scores)
     average = ranked_scores is not None and ties == "average"
     facts = _facts(rules, measure, scoring.judged, q, level)
-    stop = _err_stop(rules.err_max_grade, scoring) if measure.kind == "ERR" else None
-    terms = _Terms(measure, rules, labels, level, facts, group if average else None, stop)
+    if scored:
+        facts.update(DCG=float(dcg[q, 0]), IDCG=float(idcg[q, 0]))
+        facts.update(gains=gains[order], discount=plan.discount)
+    elif measure.kind == "ERR":
+        facts["stop"] = _err_stop(rules.err_max_grade, scoring)  # checks the grades
+    terms = _Terms(measure, rules, labels, level, facts, group if average else None)
     columns, share, denominator, divides_by = terms.compute()
     notes += terms.notes
     labels_of = _tie_labels(group)
-    cumulative = np.cumsum(np.nan_to_num(share)) if not np.isnan(share).all() else share
+    cumulative = np.cumsum(share)
     rows = []
     for r in range(e - s):
         p = int(order[r])
@@ -172,93 +180,7 @@ def explain_measure_query(
     )
 
 
-def explain_measure_arrays(
-    grades: Any,
-    scores: Any,
-    measure: Any,
-    *,
-    k: Any,
-    docs: Any,
-    preset: Any,
-    relevance_level: int | None,
-    **options: Any,
-) -> MeasureExplanation:
-    """``fastndcg.explain(grades, scores, measure=...)``: one list's value of ``measure``."""
-    from fastndcg._compare.explain import refuse_queries, row_labels
-    from fastndcg._evaluate import measures_input
-
-    chosen = explained_measure(measure)
-    if k is not None:
-        raise OptionError(
-            "with `measure`, the cutoff is the measure's: `k` is NDCG's",
-            option="k",
-            value=k,
-            fix=f"name the cutoff in the measure (e.g. '{chosen.kind}@{k}') and leave `k` out",
-        )
-    refuse_queries(options)
-    level = 1 if relevance_level is None else relevance_level
-    given = measures_input(
-        grades, scores, measures=[chosen], relevance_level=level, preset=preset, **options
-    )
-    layout = given.scoring.layout
-    if layout.n_queries != 1:
-        raise InputError(
-            f"explain takes one list; these arrays hold {layout.n_queries}",
-            value=layout.n_queries,
-            fix="pass one query's grades and scores (1-D)",
-        )
-    labels = row_labels(docs, int(layout.offsets[-1]))
-    listed_ = explain_measure_query(given, 0, evaluated(given), docs=labels)
-    return measure_explanation(layout.query_ids[0], chosen, [listed_])
-
-
-def explain_measure_systems(
-    results: dict[str, Any],
-    sources: dict[str, Any],
-    query_id: Any,
-    measure: Any,
-    *,
-    systems: Any = None,
-) -> MeasureExplanation:
-    """Explain ``measure`` for ``query_id`` in the systems of ``results`` (of measures).
-
-    ``sources``: where each system's run can be read again (:class:`RunSource`); the values
-    are the results' own.
-    """
-    from fastndcg._compare.explain import _position, chosen_systems, run_docs
-
-    chosen_measure = explained_measure(measure)
-    chosen, where, shown_id = chosen_systems(results, query_id, systems)
-    lists = []
-    for name, q in zip(chosen, where, strict=True):
-        result, source = results[name], sources[name]
-        j = _column(result, chosen_measure)
-        given = source.measures_input(chosen_measure)
-        layout = given.scoring.layout
-        p = _position(layout.query_ids, shown_id)
-        if p < 0 or q < 0:
-            note = f"{name!r} has no list for this query"
-            lists.append(
-                MeasureList(name, "", [], (), float("nan"), None, "", found=False, notes=[note])
-            )
-            continue
-        docs = run_docs(given.prepared)
-        s, e = int(layout.offsets[p]), int(layout.offsets[p + 1])
-        value = float(result.per_query[q, j])
-        lists.append(
-            explain_measure_query(
-                given,
-                p,
-                value,
-                docs=[docs(row) for row in range(s, e)],
-                system=name,
-                notes=source.notes(),
-            )
-        )
-    return measure_explanation(shown_id, chosen_measure, lists)
-
-
-def _column(result: Any, measure: Measure) -> int:
+def measure_column(result: Any, measure: Measure) -> int:
     """Where ``measure`` is among the measures of ``result`` (by name, else by meaning)."""
     names = list(getattr(result, "measures", ()) or ())
     if measure.name in names:
@@ -318,13 +240,14 @@ def _facts(
 class _Terms:
     """Each rank's share of one measure of one ranked list (``labels``: grades, NaN unjudged).
 
-    ``group``: each rank's tie group under ``ties="average"`` (None: one order);
-    ``stop_table``: ERR's stopping probability of each grade (the engine's).
+    ``group``: each rank's tie group under ``ties="average"`` (None: one order). ``facts``
+    holds the counts, and ERR's stopping probability of each grade (``stop``), or nDCG's ranked
+    gains, discounts and IDCG.
     """
 
-    def __init__(self, measure, rules, labels, level, facts, group, stop_table) -> None:
+    def __init__(self, measure, rules, labels, level, facts, group) -> None:
         self.measure, self.rules, self.labels, self.level = measure, rules, labels, level
-        self.facts, self.group, self.stop_table = facts, group, stop_table
+        self.facts, self.group = facts, group
         n = labels.size
         self.n = n
         self.k = measure.cutoff
@@ -404,7 +327,30 @@ class _Terms:
             return self._err()
         if kind == "RBP":
             return self._rbp()
+        if kind in ("nDCG", "DCG"):
+            return self._dcg()
         return self._bpref()
+
+    def _dcg(self) -> tuple[dict[str, np.ndarray], np.ndarray, float | None, str]:
+        """Each rank's gain (under ``ties="average"`` its group's mean) times its discount."""
+        gains = self.mean(self.facts["gains"])
+        discount = np.full(self.n, np.nan)
+        known = min(self.n, self.facts["discount"].size)
+        discount[:known] = self.facts["discount"][:known]
+        contribution = np.where(self.within, gains * discount, 0.0)
+        columns = {"gain": gains, "discount": discount, "contribution": contribution}
+        self.shown += ["DCG", "IDCG"] if self.measure.kind == "nDCG" else []
+        if self.measure.kind == "DCG":
+            return columns, contribution, None, ""
+        ideal = self.facts["IDCG"]
+        name = "IDCG" + ("" if self.k is None else f"@{self.k}")
+        if not ideal:
+            self.notes.append(
+                "no relevant judgment (IDCG = 0): the value is the `zero_idcg` rule's, not a sum "
+                "of the shares"
+            )
+            return columns, np.full(self.n, np.nan), None, name
+        return columns, contribution / ideal, ideal, name
 
     def _precisions(self) -> np.ndarray:
         """AP's term at each rank: the precision there at a relevant rank (its expectation)."""
@@ -445,7 +391,7 @@ class _Terms:
     def _err(self) -> tuple[dict[str, np.ndarray], np.ndarray, None, str]:
         labels = self.labels
         positive = labels > 0.0
-        table = self.stop_table
+        table = self.facts["stop"]
         stop = np.where(positive, table[np.where(positive, labels, 0.0).astype(np.int64)], 0.0)
         reach = np.cumprod(np.r_[1.0, 1.0 - stop[:-1]])[: self.n]
         columns = {"stop": stop, "reach": reach}
@@ -466,12 +412,8 @@ class _Terms:
         self.shown.append("p")
         weight = (1.0 - p) * np.cumprod(np.r_[1.0, np.full(self.n, p)])[: self.n]
         gains = self.mean(gains)
-        return (
-            {"gain": gains, "weight": weight},
-            np.where(self.within, gains * weight, 0.0),
-            None,
-            "",
-        )
+        columns = {"gain": gains, "weight": weight}
+        return columns, np.where(self.within, gains * weight, 0.0), None, ""
 
     def _bpref(self) -> tuple[dict[str, np.ndarray], np.ndarray, float | None, str]:
         labels, level, r = self.labels, self.level, self.facts["R"]
@@ -483,20 +425,17 @@ class _Terms:
         above = np.cumsum(considered & (labels < level))
         scale = max(min(big_n, r), 1)
         term = np.where(above == 0, 1.0, 1.0 - np.minimum(above, r) / scale)
-        if self.rules.bpref_no_nonrelevant == "nan" and big_n == 0:
+        counted = considered & (labels >= level)
+        if self.rules.bpref_no_nonrelevant == "nan" and big_n == 0 and counted.any():
             term = np.full(self.n, np.nan)
             self.notes.append(
                 "no judged non-relevant document (N = 0): the tool gives NaN, not a sum of the "
                 "shares"
             )
-        term = np.where(considered & (labels >= level), term, 0.0)
+        term = np.where(counted, term, 0.0)
         denominator, name = self.by_r(float(r))
-        return (
-            {"nonrelevant_above": above.astype(np.float64)},
-            _divided(term, denominator),
-            (denominator),
-            name,
-        )
+        columns = {"nonrelevant_above": above.astype(np.float64)}
+        return columns, _divided(term, denominator), denominator, name
 
 
 def _divided(terms: np.ndarray, denominator: float | None) -> np.ndarray:
@@ -506,83 +445,12 @@ def _divided(terms: np.ndarray, denominator: float | None) -> np.ndarray:
     return terms / denominator if denominator else np.zeros(terms.size)
 
 
-def _scored_list(
-    given: Any,
-    measure: Measure,
-    q: int,
-    value: float,
-    ties: str,
-    dtype: str,
-    level: int,
-    docs: Sequence[Any] | None,
-    system: str | None,
-    notes: list[str],
-) -> MeasureList:
-    """The rows of nDCG and DCG: NDCG's explanation of the engine's definition for them."""
-    definition, rules, scoring = given.definition, given.rules, given.scoring
+def _scored_definition(definition, rules, measure, ties, dtype, level) -> Any:
+    """The definition the engine scores nDCG or DCG ``measure`` with (its gain, ties, level)."""
     changes: dict[str, Any] = {"cutoffs": (measure.cutoff,), "ties": ties, "score_dtype": dtype}
     if measure.gain is not None:
         changes["gain"] = parse("gain", measure.gain)
     if rules.ndcg_level and level > 1:  # ranx -lN: grades below the level gain 0
         kind = measure.gain or definition.gain.kind
         changes["gain"] = parse("gain", _LevelGain(level, kind == "exp2"))
-    chosen = replace(definition, **changes)
-    layout, inputs = scoring.layout, {"tie_key": scoring.tie_key, **(scoring.ideal or {})}
-    with chosen.threads():
-        dcg, idcg = chosen.score(layout, **inputs)
-        plan = chosen.plan(chosen.held_scores(layout), **inputs)
-    s, e = int(layout.offsets[q]), int(layout.offsets[q + 1])
-    values = (float(dcg[q, 0]), float(idcg[q, 0]), value)
-    listed_ = explain_plan(
-        plan,
-        chosen.backend,
-        q,
-        measure.cutoff,
-        grades=np.asarray(layout.grades[s:e]),
-        ties=ties,
-        ideal_kind=chosen.ideal,
-        values=values,
-        docs=list(docs) if docs is not None else None,
-        system=system,
-    )
-    normalised = measure.kind == "nDCG"
-    denominator = values[1] if normalised and values[1] else None
-    rows = []
-    total = 0.0
-    for row in listed_.rows:
-        share = row["contribution"]
-        if normalised:
-            share = share / values[1] if values[1] else float("nan")
-        total += share
-        rows.append(
-            {
-                "rank": row["rank"],
-                "doc": row["doc"],
-                "score": row["score"],
-                "grade": row["grade"],
-                "relevant": bool(row["grade"] >= level),
-                "tie": row["tie"],
-                "gain": row["gain_used"],
-                "discount": row["discount"],
-                "contribution": row["contribution"],
-                "share": share,
-                "cumulative": total,
-            }
-        )
-    label = f"IDCG@{measure.cutoff}" if measure.cutoff is not None else "IDCG"
-    if normalised and not values[1]:
-        notes.append(
-            "no relevant judgment (IDCG = 0): the value is the `zero_idcg` rule's, not a sum of "
-            "the shares"
-        )
-    return MeasureList(
-        system=system,
-        ties=listed_.ties if layout.scores is not None else "ranked input",
-        rows=rows,
-        columns=("gain", "discount", "contribution"),
-        value=value,
-        denominator=denominator,
-        divides_by=label,
-        facts={"k": measure.cutoff, "DCG": values[0], "IDCG": values[1], "ideal": chosen.ideal},
-        notes=notes,
-    )
+    return replace(definition, **changes)

@@ -148,6 +148,11 @@ def explain_measure_query(
     terms = _Terms(measure, rules, labels, level, facts, group if average else None)
     columns, share, denominator, divides_by = terms.compute()
     notes += terms.notes
+    if provider.decimals is not None:
+        notes.append(
+            f"{rules.tool} prints {provider.decimals} decimals: the value is the shares' sum "
+            "rounded to them"
+        )
     labels_of = _tie_labels(group)
     cumulative = np.cumsum(share)
     rows = []

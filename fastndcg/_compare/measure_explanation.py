@@ -23,11 +23,7 @@ _TIES = {
     "average": "tied items share their ranks: each holds the group's mean (over every order)",
 }
 # how each column of a measure's own is headed (the rows' keys are the names)
-_HEADS = {
-    "precision": "prec",
-    "gain_used": "gain used",
-    "nonrelevant_above": "nonrel above",
-}
+_HEADS = {"precision": "prec", "nonrelevant_above": "nonrel above"}
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -56,9 +52,11 @@ class MeasureList:
     denominator : float or None
         What the shares were divided by (None: nothing).
     divides_by : str
-        The denominator in words (``"R, the relevant judgments"``, ``"k"``, ``"IDCG@10"``).
+        The denominator in words (``"k"``, ``"min(k, n)"``, ``"R"``, ``"IDCG@10"``...).
     facts : dict
-        What else the value reads: ``n`` (documents ranked), ``R``, ``relevance_level``, ...
+        What else the value reads, as the measure reads it: ``k`` (None: the whole ranking),
+        ``relevance_level``, ``R`` (relevant judgments, retrieved or not), bpref's ``N``,
+        RBP's ``p``, nDCG's ``DCG`` and ``IDCG``...
     found : bool
         False when the system has no list for the query.
     notes : list of str

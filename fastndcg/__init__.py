@@ -16,6 +16,7 @@ from fastndcg._compare import (
 )
 from fastndcg._compare.explain import explain
 from fastndcg._compare.explanation import QueryExplanation
+from fastndcg._compare.measure_explanation import MeasureExplanation
 from fastndcg._core.measures import Measure
 from fastndcg._errors import (
     BackendUnavailableError,
@@ -46,6 +47,7 @@ __all__ = [
     "InputTypeError",
     "InvalidParameterError",
     "Measure",
+    "MeasureExplanation",
     "MeasuresResult",
     "NDCGResult",
     "OptionError",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,68 @@ def evaluate(
     >>> [round(float(v), 4) for v in result.mean]
     [0.5, 1.0, 0.8333]
     """
+    given = measures_input(
+        grades,
+        scores,
+        measures=measures,
+        qid=qid,
+        offsets=offsets,
+        mask=mask,
+        relevance_level=relevance_level,
+        ideal_grades=ideal_grades,
+        ideal_qid=ideal_qid,
+        ideal_offsets=ideal_offsets,
+        preset=preset,
+        **options,
+    )
+    definition, layout = given.definition, given.scoring.layout
+    with definition.threads():
+        per_query = compute(definition, given.rules, given.measures, given.level, given.scoring)
+    ranked = layout.scores is None
+    return _result(
+        given.rules,
+        given.measures,
+        per_query,
+        layout.query_ids,
+        definition,
+        preset,
+        given.level,
+        ranked,
+    )
+
+
+@dataclass(frozen=True)
+class MeasuresInput:
+    """An input as the measures are computed on it (what :func:`compute` takes).
+
+    ``prepared``: for a TREC run, the run joined with its judgments (document ids, the rows
+    kept), else None.
+    """
+
+    definition: Definition
+    rules: MeasureRules
+    measures: tuple[Measure, ...]
+    level: int
+    scoring: Scoring
+    prepared: Any = None
+
+
+def measures_input(
+    grades: Any,
+    scores: Any = None,
+    *,
+    measures: MeasureNames,
+    qid: Any = None,
+    offsets: Any = None,
+    mask: Any = None,
+    relevance_level: int = 1,
+    ideal_grades: Any = None,
+    ideal_qid: Any = None,
+    ideal_offsets: Any = None,
+    preset: str | None = None,
+    **options: Any,
+) -> MeasuresInput:
+    """The arrays of :func:`evaluate` checked and laid out, with the measures' definitions."""
     merged, rules, chosen, level = _setup(
         "ndcg", preset, options, measures, relevance_level, ranked=scores is None
     )
@@ -97,10 +160,8 @@ def evaluate(
             }
         labels = _host_labels(layout, layout.grades)
         judged = _judged_lists(definition, layout, labels, ideal)
-        scoring = Scoring(layout, labels, judged, ideal=ideal)
-        per_query = compute(definition, rules, chosen, level, scoring)
-    ranked = layout.scores is None
-    return _result(rules, chosen, per_query, layout.query_ids, definition, preset, level, ranked)
+    scoring = Scoring(layout, labels, judged, ideal=ideal)
+    return MeasuresInput(definition, rules, chosen, level, scoring)
 
 
 def evaluate_run(
@@ -153,6 +214,52 @@ def evaluate_run(
     ...     preset="trec_eval",
     ... )  # doctest: +SKIP
     """
+    given = run_measures_input(
+        qrels,
+        run,
+        measures=measures,
+        relevance_level=relevance_level,
+        judged_only=judged_only,
+        missing=missing,
+        max_docs=max_docs,
+        real_grades=real_grades,
+        preset=preset,
+        **options,
+    )
+    definition, layout, prepared = given.definition, given.scoring.layout, given.prepared
+    with definition.threads():
+        per_query = compute(definition, given.rules, given.measures, given.level, given.scoring)
+    query_ids = layout.query_ids
+    reported = prepared.codes.reported(len(query_ids))
+    if reported is not None:
+        query_ids, per_query = query_ids[reported], per_query[reported]
+    return _result(
+        given.rules,
+        given.measures,
+        per_query,
+        query_ids,
+        definition,
+        preset,
+        given.level,
+        n_missing=len(prepared.absent),
+        n_unjudged=prepared.codes.n_unjudged,
+    )
+
+
+def run_measures_input(
+    qrels: Any,
+    run: Any,
+    *,
+    measures: MeasureNames,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    missing: str = "error",
+    max_docs: int | None = None,
+    real_grades: bool = False,
+    preset: str | None = None,
+    **options: Any,
+) -> MeasuresInput:
+    """The run of :func:`evaluate_run` joined with its judgments, with the measures' definitions."""
     from fastndcg.trec import _prepare
 
     given = {"judged_only": judged_only, "missing": missing, "max_docs": max_docs}
@@ -169,7 +276,6 @@ def evaluate_run(
         merged,
         measures=True,
     )
-    definition = prepared.definition
     layout = prepared.layout
     assert prepared.labels is not None and prepared.judgments is not None
     offsets, grades = prepared.judgments
@@ -183,23 +289,7 @@ def evaluate_run(
         ideal=prepared.ideal,
         absent=absent,
     )
-    with definition.threads():
-        per_query = compute(definition, rules, chosen, level, scoring)
-    query_ids = layout.query_ids
-    reported = prepared.codes.reported(len(query_ids))
-    if reported is not None:
-        query_ids, per_query = query_ids[reported], per_query[reported]
-    return _result(
-        rules,
-        chosen,
-        per_query,
-        query_ids,
-        definition,
-        preset,
-        level,
-        n_missing=len(prepared.absent),
-        n_unjudged=prepared.codes.n_unjudged,
-    )
+    return MeasuresInput(prepared.definition, rules, chosen, level, scoring, prepared)
 
 
 def _setup(

@@ -32,7 +32,21 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._compare.explanation import ListExplanation, QueryExplanation, cut_at, json_value
+from fastndcg._compare.explain_measures import (
+    evaluated,
+    explain_measure_query,
+    explained_measure,
+    measure_column,
+    measure_explanation,
+)
+from fastndcg._compare.explanation import (
+    ListExplanation,
+    QueryExplanation,
+    cut_at,
+    json_value,
+    tie_groups,
+)
+from fastndcg._compare.measure_explanation import MeasureExplanation, MeasureList
 from fastndcg._contract import Backend, Plan
 from fastndcg._contract import codes as C
 from fastndcg._core.definition import Definition
@@ -45,13 +59,6 @@ from fastndcg._io.arrow import as_arrow, table_layout
 from fastndcg._presets.apply import resolve
 
 # -- the arithmetic of one query ----------------------------------------------------------------
-
-
-def _tie_groups(ranked_scores: np.ndarray) -> np.ndarray:
-    """Group number of every rank: ranks with equal scores next to each other share one."""
-    starts = np.ones(ranked_scores.size, dtype=bool)
-    starts[1:] = ranked_scores[1:] != ranked_scores[:-1]
-    return np.cumsum(starts) - 1
 
 
 def explain_plan(
@@ -81,7 +88,7 @@ def explain_plan(
     order, gains, ideal_gains = backend.rank_query(plan, q)
     ranked_gains = gains[order]
     ranked_scores = None if plan.scores is None else plan.scores[s:e].astype(np.float64)[order]
-    group = np.arange(n) if ranked_scores is None else _tie_groups(ranked_scores)  # ranked: no ties
+    group = np.arange(n) if ranked_scores is None else tie_groups(ranked_scores)  # ranked: no ties
     sizes = np.bincount(group, minlength=n) if n else np.zeros(0, dtype=np.int64)
     average = plan.scores is not None and plan.tie_mode == C.TIE_AVERAGE
     if average and n:
@@ -239,9 +246,21 @@ def explain(
     k: int | None = None,
     docs: Any = None,
     preset: Any = None,
+    measure: Any = None,
+    relevance_level: int | None = None,
     **options: Any,
-) -> QueryExplanation:
-    """Explain the NDCG of one ranked list: each rank's gain, discount and contribution.
+) -> QueryExplanation | MeasureExplanation:
+    """Explain the NDCG, or another measure, of one ranked list, rank by rank.
+
+    Without ``measure``, NDCG at ``k``: each rank's gain, discount and contribution, and the
+    ideal ranking. With ``measure``, that measure as :func:`fastndcg.evaluate` computes it:
+    each rank's grade, whether it is relevant, what the measure reads there and the rank's
+    share of the value (P@k's ``rel / k``, AP's precision at each relevant rank over ``R``,
+    RR's ``1 / rank`` at the first relevant rank, ERR's stopping probability, RBP's weight...),
+    the denominator and the value. The measures explained are those that are sums over the
+    ranks: P, R, AP, RR, Success, R-Prec, bpref, ERR, RBP, Judged, Unjudged, NumRet,
+    NumRelRet, nDCG and DCG; the others (F1, GMAP, IPrec, RBPResid, NumQ, NumRel) are an
+    OptionError.
 
     Parameters
     ----------
@@ -254,15 +273,23 @@ def explain(
     docs : array-like, optional
         A label for each row (document ids), shown beside it; default its row number.
     preset : str, optional
-        A tool's definition by name, as :func:`fastndcg.ndcg` takes it.
+        A tool's definition by name, as :func:`fastndcg.ndcg` (or, with ``measure``,
+        :func:`fastndcg.evaluate`) takes it.
+    measure : str, optional
+        One measure by name, as :func:`fastndcg.evaluate` takes it (``"AP@10"``, ``"P.5"``,
+        ``"mrr@10"``, ``"ERR@20"``...); its cutoff is in the name, so ``k`` stays None.
+    relevance_level : int, optional
+        With ``measure``: a grade at or above it is relevant (default 1).
     **options
         Options of :func:`fastndcg.ndcg` (``gain``, ``discount``, ``ties``, ``seed``,
         ``ideal`` with ``ideal_grades`` for one judgment list, ``zero_idcg``, ...).
 
     Returns
     -------
-    QueryExplanation
-        Printable; DCG, IDCG and NDCG are those :func:`fastndcg.ndcg` gives this list.
+    QueryExplanation or MeasureExplanation
+        Printable. Without ``measure``, DCG, IDCG and NDCG are those :func:`fastndcg.ndcg`
+        gives this list; with it, ``value`` is the one :func:`fastndcg.evaluate` gives
+        (the same bits), and ``rows`` hold each rank's ``share``.
 
     Examples
     --------
@@ -272,7 +299,30 @@ def explain(
     [(1, '', 7.0), (2, 'T1', 1.5), (3, 'T1', 1.5), (4, '', 1.0)]
     >>> bool(e.lists[0].dcg == fastndcg.ndcg([3, 2, 0, 1], [0.9, 0.5, 0.5, 0.1], k=3).dcg[0, 0])
     True
+    >>> e = fastndcg.explain([0, 2, 0, 1], [0.9, 0.8, 0.7, 0.6], measure="AP")
+    >>> [(row["rank"], row["relevant"], round(row["share"], 4)) for row in e.rows]
+    [(1, False, 0.0), (2, True, 0.25), (3, False, 0.0), (4, True, 0.25)]
+    >>> e.value
+    0.5
     """
+    if measure is not None:
+        return _explain_measure(
+            grades,
+            scores,
+            measure,
+            k=k,
+            docs=docs,
+            preset=preset,
+            relevance_level=relevance_level,
+            **options,
+        )
+    if relevance_level is not None:
+        raise OptionError(
+            "`relevance_level` is the measures' relevance level; NDCG reads the grades",
+            option="relevance_level",
+            value=relevance_level,
+            fix="name a measure (`measure='AP'`), or leave `relevance_level` out",
+        )
     if isinstance(k, (list, tuple, np.ndarray)):
         raise OptionError(
             "explain shows one cutoff",
@@ -280,13 +330,7 @@ def explain(
             value=k,
             fix="pass one int, or `k=None` for the whole list",
         )
-    if options.get("qid") is not None or options.get("offsets") is not None:
-        raise OptionError(
-            "explain takes one query's arrays",
-            option="qid" if options.get("qid") is not None else "offsets",
-            value=None,
-            fix="pass that query's grades and scores (or use PairedComparison.explain)",
-        )
+    refuse_queries(options)
     _, merged, rules = resolve("ndcg", preset, {**options, "k": k})
     merged.pop("qid", None)
     merged.pop("offsets", None)
@@ -311,12 +355,7 @@ def explain(
             layout.query_ids, dcg, idcg, weights=weights, ranked=layout.scores is None
         )
     )
-    n = int(layout.offsets[-1])
-    labels = np.arange(n) if docs is None else np.asarray(docs, dtype=object)
-    if labels.shape != (n,):
-        raise InputError(
-            f"docs must label each of the {n} rows", value=labels.shape, fix=f"got {labels.shape}"
-        )
+    labels = row_labels(docs, int(layout.offsets[-1]))
     values = (float(result.dcg[0, 0]), float(result.idcg[0, 0]), float(result.per_query[0, 0]))
     ties = "ranked input" if layout.scores is None else definition.ties
     listed = explain_plan(
@@ -328,9 +367,30 @@ def explain(
         ties=ties,
         ideal_kind=definition.ideal,
         values=values,
-        docs=list(labels),
+        docs=labels,
     )
     return QueryExplanation(plain(layout.query_ids[0]), definition.cutoffs[0], (listed,))
+
+
+def refuse_queries(options: dict[str, Any]) -> None:
+    """``qid`` and ``offsets`` say where queries start: explain takes one query's arrays."""
+    if options.get("qid") is not None or options.get("offsets") is not None:
+        raise OptionError(
+            "explain takes one query's arrays",
+            option="qid" if options.get("qid") is not None else "offsets",
+            value=None,
+            fix="pass that query's grades and scores (or use PairedComparison.explain)",
+        )
+
+
+def row_labels(docs: Any, n: int) -> list[Any]:
+    """A label for each of ``n`` rows: ``docs``, or the row numbers."""
+    labels = np.arange(n) if docs is None else np.asarray(docs, dtype=object)
+    if labels.shape != (n,):
+        raise InputError(
+            f"docs must label each of the {n} rows", value=labels.shape, fix=f"got {labels.shape}"
+        )
+    return list(labels)
 
 
 # -- sources of a comparison's rows -------------------------------------------------------------
@@ -394,13 +454,7 @@ class RunSource:
         plan = definition.plan(
             definition.held_scores(layout), tie_key=prepared.tie_key, **prepared.ideal
         )
-        column = prepared.run_table.column("docid")
-        rows = prepared.run_rows
-
-        def docs(row: int) -> Any:
-            kept = layout.input_row(row)
-            return column[int(kept if rows is None else rows[kept])].as_py()
-
+        docs = run_docs(prepared)
         judgments = read_qrels(self.qrels)
 
         def ideal_docs(query_id: Any) -> list[Any]:
@@ -412,13 +466,34 @@ class RunSource:
             mask = pc.equal(ids, value)
             return judgments.filter(mask).column("docid").to_pylist()
 
+        return Prepared(definition, layout, plan, docs, ideal_docs, self.notes())
+
+    def notes(self) -> list[str]:
+        """What the options left out of the rankings."""
         notes = []
         options = self.options
         if options.get("judged_only"):
             notes.append("judged_only: unjudged documents were removed before ranking")
         if options.get("max_docs") is not None:
             notes.append(f"max_docs: only the first {options['max_docs']} documents were kept")
-        return Prepared(definition, layout, plan, docs, ideal_docs, notes)
+        return notes
+
+    def measures_input(self, measure: Any) -> Any:
+        """The run joined with the qrels as :func:`fastndcg.evaluate_run` computes ``measure``."""
+        from fastndcg._evaluate import run_measures_input
+
+        return run_measures_input(self.qrels, self.run, measures=[measure], **self.options)
+
+
+def run_docs(prepared: Any) -> Any:
+    """The document id of each row of a run's layout (a callable of the row)."""
+    layout, column, rows = prepared.layout, prepared.run_table.column("docid"), prepared.run_rows
+
+    def docs(row: int) -> Any:
+        kept = layout.input_row(row)
+        return column[int(kept if rows is None else rows[kept])].as_py()
+
+    return docs
 
 
 def _position(ids: np.ndarray, query_id: Any) -> int:
@@ -440,22 +515,10 @@ def _position(ids: np.ndarray, query_id: Any) -> int:
     return -1
 
 
-def explain_systems(
-    results: dict[str, Any],
-    sources: dict[str, Any],
-    query_id: Any,
-    *,
-    k: Any = ...,
-    systems: Any = None,
-) -> QueryExplanation:
-    """Explain ``query_id`` for the systems of ``results`` (scored at the same cutoffs).
-
-    ``sources`` tells where each system's rows can be read again (:class:`TableSource`,
-    :class:`RunSource`).
-    """
-    cutoffs = next(iter(results.values())).k
-    k = compared_cutoff(k, cutoffs)
-    j = cutoffs.index(k)
+def chosen_systems(
+    results: dict[str, Any], query_id: Any, systems: Any
+) -> tuple[list[str], list[int], Any]:
+    """The systems shown, where ``query_id`` is in each one's result (-1: not), and its id."""
     names = list(results)
     if systems is None:
         chosen = names
@@ -479,6 +542,29 @@ def explain_systems(
     shown_id = next(
         plain(results[name].query_ids[q]) for name, q in zip(chosen, where, strict=True) if q >= 0
     )
+    return chosen, where, shown_id
+
+
+def explain_systems(
+    results: dict[str, Any],
+    sources: dict[str, Any],
+    query_id: Any,
+    *,
+    k: Any = ...,
+    systems: Any = None,
+    measure: Any = None,
+) -> QueryExplanation | MeasureExplanation:
+    """Explain ``query_id`` for the systems of ``results`` (scored at the same cutoffs).
+
+    ``sources`` tells where each system's rows can be read again (:class:`TableSource`,
+    :class:`RunSource`). With ``measure`` (results of measures), that measure.
+    """
+    if measure is not None:
+        return _explain_measure_systems(results, sources, query_id, measure, systems=systems)
+    cutoffs = next(iter(results.values())).k
+    k = compared_cutoff(k, cutoffs)
+    j = cutoffs.index(k)
+    chosen, where, shown_id = chosen_systems(results, query_id, systems)
     lists = []
     for name, q in zip(chosen, where, strict=True):
         result = results[name]
@@ -516,3 +602,89 @@ def explain_systems(
             )
         )
     return QueryExplanation(shown_id, k, tuple(lists))
+
+
+# -- a measure beside NDCG ---------------------------------------------------------------------
+
+
+def _explain_measure(
+    grades: Any,
+    scores: Any,
+    measure: Any,
+    *,
+    k: Any,
+    docs: Any,
+    preset: Any,
+    relevance_level: int | None,
+    **options: Any,
+) -> MeasureExplanation:
+    """``fastndcg.explain(grades, scores, measure=...)``: one list's value of ``measure``."""
+    from fastndcg._evaluate import measures_input
+
+    chosen = explained_measure(measure)
+    if k is not None:
+        raise OptionError(
+            "with `measure`, the cutoff is the measure's: `k` is NDCG's",
+            option="k",
+            value=k,
+            fix=f"name the cutoff in the measure (e.g. '{chosen.kind}@{k}') and leave `k` out",
+        )
+    refuse_queries(options)
+    level = 1 if relevance_level is None else relevance_level
+    given = measures_input(
+        grades, scores, measures=[chosen], relevance_level=level, preset=preset, **options
+    )
+    layout = given.scoring.layout
+    if layout.n_queries != 1:
+        raise InputError(
+            f"explain takes one list; these arrays hold {layout.n_queries}",
+            value=layout.n_queries,
+            fix="pass one query's grades and scores (1-D)",
+        )
+    labels = row_labels(docs, int(layout.offsets[-1]))
+    listed_ = explain_measure_query(given, 0, evaluated(given), docs=labels)
+    return measure_explanation(layout.query_ids[0], chosen, [listed_])
+
+
+def _explain_measure_systems(
+    results: dict[str, Any],
+    sources: dict[str, Any],
+    query_id: Any,
+    measure: Any,
+    *,
+    systems: Any = None,
+) -> MeasureExplanation:
+    """Explain ``measure`` for ``query_id`` in the systems of ``results`` (of measures).
+
+    ``sources``: where each system's run can be read again (:class:`RunSource`); the values
+    are the results' own.
+    """
+    chosen_measure = explained_measure(measure)
+    chosen, where, shown_id = chosen_systems(results, query_id, systems)
+    lists = []
+    for name, q in zip(chosen, where, strict=True):
+        result, source = results[name], sources[name]
+        j = measure_column(result, chosen_measure)
+        given = source.measures_input(chosen_measure)
+        layout = given.scoring.layout
+        p = _position(layout.query_ids, shown_id)
+        if p < 0 or q < 0:
+            note = f"{name!r} has no list for this query"
+            lists.append(
+                MeasureList(name, "", [], (), float("nan"), None, "", found=False, notes=[note])
+            )
+            continue
+        docs = run_docs(given.prepared)
+        s, e = int(layout.offsets[p]), int(layout.offsets[p + 1])
+        value = float(result.per_query[q, j])
+        lists.append(
+            explain_measure_query(
+                given,
+                p,
+                value,
+                docs=[docs(row) for row in range(s, e)],
+                system=name,
+                notes=source.notes(),
+            )
+        )
+    return measure_explanation(shown_id, chosen_measure, lists)

@@ -33,6 +33,13 @@ def cut_at(k: int | None, n: int) -> int:
     return n if k is None else min(k, n)
 
 
+def tie_groups(ranked_scores: np.ndarray) -> np.ndarray:
+    """Group number of every rank: ranks with equal scores next to each other share one."""
+    starts = np.ones(ranked_scores.size, dtype=bool)
+    starts[1:] = ranked_scores[1:] != ranked_scores[:-1]
+    return np.cumsum(starts) - 1
+
+
 # -- what an explanation holds ------------------------------------------------------------------
 
 

@@ -568,49 +568,68 @@ class PairedComparison:
         return [r for r in self.rows if r["significant"] and r["delta"] < 0]
 
     # ---- one query ----------------------------------------------------------------------
-    def explain(self, query_id: Any, *, k: Any = ..., systems: Any = None) -> Any:
+    def explain(
+        self, query_id: Any, *, k: Any = ..., systems: Any = None, measure: Any = None
+    ) -> Any:
         """Why query ``query_id`` scored as it did: each system's ranked list, side by side.
 
         Shows, for each system, the ranked list (rank, document id where known, score,
         grade, gain, discount, contribution, cumulative DCG; tie groups marked with how the
         tie rule split them), the ideal ranking beside it with the IDCG, and DCG, IDCG and
-        NDCG as the library computed them. Needs the query's rows: a comparison made by
-        :func:`fastndcg.compare_runs` or :func:`fastndcg.compare_table` reads them again on
-        demand; one made by :func:`fastndcg.compare` from results alone has none.
+        NDCG as the library computed them. In a comparison of measures, one measure instead:
+        each rank's grade, whether it is relevant and its share of the value (see
+        :func:`fastndcg.explain`), and the value compared. Needs the query's rows: a
+        comparison made by :func:`fastndcg.compare_runs` or :func:`fastndcg.compare_table`
+        reads them again on demand; one made by :func:`fastndcg.compare` from results alone
+        has none.
 
         Parameters
         ----------
         query_id : object
             The query, as in :attr:`query_ids`.
         k : int or None, optional
-            The cutoff (one of :attr:`cutoffs`); default the first.
+            The cutoff (one of :attr:`cutoffs`); default the first. Not with measures.
         systems : str or sequence of str, optional
             The systems to show (default: all; two are shown side by side).
+        measure : str, optional
+            In a comparison of measures, the one to explain (one of :attr:`measures`);
+            default the first.
 
         Returns
         -------
-        QueryExplanation
+        QueryExplanation or MeasureExplanation
             Printable; ``to_dict()``, ``to_json()``, ``rows``.
         """
         from fastndcg._compare.explain import explain_systems
 
-        if self.of_measures:
+        if measure is not None and not self.of_measures:
             raise InputError(
-                "explain shows NDCG's ranked lists; this comparison is of measures "
-                f"({', '.join(self.measures)})",
-                value=query_id,
-                fix="compare the NDCG results (compare_runs without `measures`) to explain a "
-                "query, or explain one query's arrays with fastndcg.explain(grades, scores, ...)",
+                f"this comparison is of NDCG; it holds no values of {measure!r}",
+                value=measure,
+                fix="compare the measures (compare_runs(..., measures=[...])) to explain one, "
+                "or pass `k` for NDCG's cutoff",
+            )
+        if self.of_measures and k is not ...:
+            raise InputError(
+                "this comparison is of measures: their cutoffs are in their names",
+                value=k,
+                fix=f"pass `measure=` (one of {', '.join(map(repr, self.measures))}) instead "
+                "of `k`",
             )
         if self.sources is None:
             raise InputError(
-                "this comparison was made from NDCGResult objects, which hold per-query "
+                "this comparison was made from result objects, which hold per-query "
                 "values but not the rows (documents, scores, grades) that explain reads",
                 value=query_id,
                 fix="compare with fastndcg.compare_runs(qrels, runs, ...) or "
                 "fastndcg.compare_table(table, scores=..., ...), which keep references to "
                 "their inputs, or explain one query's arrays with fastndcg.explain(grades, "
                 "scores, ...)",
+            )
+        if self.of_measures:
+            measure = self.measures[0] if measure is None else measure
+            return explain_systems(
+                self.results, self.sources, query_id, systems=systems, measure=measure
             )
         return explain_systems(self.results, self.sources, query_id, k=k, systems=systems)
 

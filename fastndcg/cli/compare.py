@@ -20,7 +20,9 @@ from fastndcg._compare.conveniences import (
     system_names,
 )
 from fastndcg._compare.explain import explain_systems
-from fastndcg._compare.explanation import QueryExplanation, render
+from fastndcg._compare.explain_measures import explained_measure
+from fastndcg._compare.explanation import render
+from fastndcg._compare.measure_explanation import render_measure
 from fastndcg._compare.report import COLUMNS, PairedComparison
 from fastndcg._compare.runs import comparison_options
 from fastndcg._core.options import COMPARE_OPTIONS, DEFINITION
@@ -140,7 +142,7 @@ def _score(
     trec = _check(args)
     options = _scoring(args, given, trec)
     preset = args.preset
-    measures = getattr(args, "measures", None)  # explain takes none
+    measures = getattr(args, "measures", None)
     if measures:
         if not trec:
             raise UsageError("-m compares measures of TREC runs: give --qrels and --run")
@@ -228,19 +230,30 @@ def _csv_row(comparison: PairedComparison, row: dict[str, Any]) -> dict[str, Any
 
 
 def explain_command(args: argparse.Namespace, given: set[str]) -> int:
-    """``fastndcg explain``: one query's ranked lists."""
+    """``fastndcg explain``: one query's ranked lists (with ``-m``, for one measure)."""
     if args.query is None:
         raise UsageError("explain needs --query QID (the query to show)")
+    if args.measures and len(args.measures) != 1:
+        raise UsageError(f"explain shows one measure: give one -m, not {len(args.measures)}")
+    if args.measures:
+        explained_measure(args.measures[0])  # before the runs are read
     if len(args.k) != 1:
         raise UsageError("explain shows one cutoff: give one -k (or -k all)")
     if args.format == "csv":
         raise UsageError("explain writes --format table, json, markdown or latex, not csv")
     seed = args.seed if args.seed is not None else COMPARE_OPTIONS["seed"].default
     results, sources = _score(args, given, seed, "zero")
-    explanation: QueryExplanation = explain_systems(
-        results, sources, args.query, k=args.k[0], systems=args.system
-    )
-    text = explanation.to_json() if args.format == "json" else render(explanation, args.format)
+    if args.measures:
+        explanation: Any = explain_systems(
+            results, sources, args.query, systems=args.system, measure=args.measures[0]
+        )
+        show: Any = render_measure
+    else:
+        explanation = explain_systems(
+            results, sources, args.query, k=args.k[0], systems=args.system
+        )
+        show = render
+    text = explanation.to_json() if args.format == "json" else show(explanation, args.format)
     print(text, flush=True)
     return 0
 

@@ -168,11 +168,10 @@ score).
 _EXPLAIN_EXAMPLES = """examples:
   fastndcg explain --qrels qrels.txt --run bm25.run --run dense.run --query 301 -k 10
   fastndcg explain predictions.parquet --grade label --scores A=score_a,B=score_b --query 17
+  fastndcg explain --qrels qrels.txt --run bm25.run --run dense.run --query 301 -m map
 """
 # options of `fastndcg score` that compare and explain do not take (the comparison's own seed
-# and missing replace the scoring's; --scores replaces --score for prediction files); explain
-# takes no measures either (_MEASURES: compare's -m and -l)
-_MEASURES = frozenset({"measures", "relevance_level"})
+# and missing replace the scoring's; --scores replaces --score for prediction files)
 _SCORE_ONLY = frozenset(
     {
         *("compare_presets", "engine", "cluster", "colocated", "per_query", "per_query_lines"),
@@ -284,7 +283,7 @@ def comparing_options(command: str) -> list[Option]:
         if name not in _SCORE_ONLY and name not in taken and name != "score"
     ]
     if command == EXPLAIN_COMMAND:
-        scoring = [o for o in scoring if o.name != "missing" and o.name not in _MEASURES]
+        scoring = [o for o in scoring if o.name != "missing"]
     return scoring + own
 
 
@@ -340,7 +339,8 @@ def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:
         help="show why one query scored as it did (ranked lists, gains, discounts, ideal)",
         description=(
             "Show one query's ranked list for each system: rank, document, score, grade, gain,\n"
-            "discount, contribution and cumulative DCG, tie groups, and the ideal ranking."
+            "discount, contribution and cumulative DCG, tie groups, and the ideal ranking; with\n"
+            "-m (TREC runs), one measure: each rank's grade, relevance and share of the value."
         ),
         epilog=_EXPLAIN_EXAMPLES,
         formatter_class=_DefaultsFormatter,

@@ -447,6 +447,45 @@ def test_explain_one_run_and_errors(capsys, runs, predictions):
     assert status == 0 and "| score_a" in out and "row " in out
 
 
+def test_explain_a_measure_with_m(capsys, runs):
+    """-m on explain: one measure's ranked lists, the values evaluate_run's."""
+    query = ("--query", "2024-127266", "-m", "P@5", "-l", "2")
+    status, out, err = on_runs(capsys, "explain", runs, *query)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "query '2024-127266', P@5 (precision)"
+    assert any(line.startswith("     | results.comment") and "| better" in line for line in lines)
+    expected = fastndcg.evaluate_run(
+        QRELS, runs["better"], measures=["P@5"], relevance_level=2, missing="zero"
+    )
+    q = [str(x) for x in expected.query_ids].index("2024-127266")
+    assert f"better: P@5 = {expected.per_query[q, 0]:.6f}; the shares are divided by k = 5" in out
+    status, out, _ = on_runs(capsys, "explain", runs, *query, "--format", "json")
+    data = json.loads(out)
+    assert data["measure"] == "P@5" and data["systems"][1]["value"] == expected.per_query[q, 0]
+    assert data["systems"][1]["facts"]["relevance_level"] == 2
+    status, out, _ = on_runs(capsys, "explain", runs, *query, "--format", "markdown")
+    assert status == 0 and out.startswith("**query '2024-127266', P@5 (precision)**")
+    status, out, _ = on_runs(capsys, "explain", runs, *query, "--format", "latex")
+    assert status == 0 and out.count(r"\begin{tabular}") == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "P@5", "-m", "map"], "explain shows one measure: give one -m, not 2"),
+        (["-m", "P.5,10"], "explain shows one measure, not 2"),
+        (["-m", "F1@5"], "sums over the ranks; 'F1@5'"),
+        (["-m", "P@5", "-k", "10"], "-k is nDCG's cutoff: with -m"),
+        (["-l", "2"], "-l is the measures' relevance level: give it with -m"),
+    ],
+)
+def test_explain_measure_errors(capsys, runs, args, message):
+    status, out, err = on_runs(capsys, "explain", runs, "--query", "2024-127266", *args)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert message in err
+
+
 def test_help_lists_the_comparison_options(capsys):
     with pytest.raises(SystemExit):
         main(["compare", "--help"])

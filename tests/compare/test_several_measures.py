@@ -208,11 +208,13 @@ def test_a_preset_is_stated():
     assert "P.10 (precision)" in comparison.measure
 
 
-def test_explain_and_the_ndcg_plots_are_refused_for_measures():
+def test_explain_of_measures_takes_a_measure_and_the_ndcg_plots_are_refused():
     results = systems(0, 10, ["P@3", "AP"])
     comparison = fastndcg.compare(results, test="t")
     with pytest.raises(InputError, match="comparison is of measures"):
-        comparison.explain(0)
+        comparison.explain(0, k=3)
+    with pytest.raises(InputError, match="not the rows"):  # results alone: explain reads runs
+        comparison.explain(0, measure="AP")
     with pytest.raises(OptionError, match="comparison is of measures"):
         comparison.plot("waterfall")
 

@@ -48,13 +48,12 @@ from fastndcg._core.measures import KINDS, Measure
 from fastndcg._core.measures.definitions import CHOICES, MeasureRules
 from fastndcg._core.measures.engine import (
     Judged,
-    _counts,
-    _err_stop,
-    _LevelGain,
-    _param,
-    _tie_key,
-    _ties,
     compute,
+    err_stops,
+    measure_param,
+    ranking_ties,
+    scored_definition,
+    tie_key_of,
 )
 from fastndcg._core.options import parse
 from fastndcg._core.vocabulary import KEYED_TIES, listed, plain
@@ -113,13 +112,16 @@ def explain_measure_query(
     measure = given.measures[0]
     layout = scoring.layout
     provider = rules.provider(measure)
-    ties = _ties(provider, definition, scoring)
+    ties = ranking_ties(provider, definition, scoring)
     dtype = provider.score_dtype or definition.score_dtype
     level = given.level if measure.rel is None else measure.rel
     notes = list(notes)
     scored = measure.kind in ("nDCG", "DCG")
     if scored:  # the definition the engine scores them with
-        ranker = _scored_definition(definition, rules, measure, ties, dtype, level)
+        below = level if rules.ndcg_level and level > 1 else None  # ranx -lN
+        ranker = scored_definition(
+            definition, rules, (measure.cutoff,), measure.gain, below, ties, dtype
+        )
         inputs = {"tie_key": scoring.tie_key, **(scoring.ideal or {})}
     else:  # the measure kernels' ranking: pessimistic and optimistic ties order by the grades
         ranker = replace(
@@ -129,7 +131,7 @@ def explain_measure_query(
             ideal="recall",
             score_dtype=dtype,
         )
-        inputs = {"tie_key": _tie_key(ties, scoring.tie_key)}
+        inputs = {"tie_key": tie_key_of(ties, scoring.tie_key)}
     with definition.threads():
         plan = ranker.plan(ranker.held_scores(layout), **inputs)
         order, gains, _ = definition.backend.rank_query(plan, q)
@@ -144,7 +146,7 @@ def explain_measure_query(
         facts.update(DCG=float(dcg[q, 0]), IDCG=float(idcg[q, 0]))
         facts.update(gains=gains[order], discount=plan.discount)
     elif measure.kind == "ERR":
-        facts["stop"] = _err_stop(rules.err_max_grade, scoring)  # checks the grades
+        facts["stop"] = err_stops(rules.err_max_grade)  # (the engine checked the grades)
     terms = _Terms(measure, rules, labels, level, facts, group if average else None)
     columns, share, denominator, divides_by = terms.compute()
     notes += terms.notes
@@ -226,19 +228,19 @@ def _facts(
     rules: MeasureRules, measure: Measure, judged: Judged, q: int, level: int
 ) -> dict[str, Any]:
     """What the value reads besides the ranking: R, bpref's N, the largest grade, k, p, level."""
-    i0, i1 = int(judged.offsets[q]), int(judged.offsets[q + 1])
-    one = Judged(np.array([0, i1 - i0], dtype=np.int64), judged.grades[i0:i1])
-    skip_negative = rules.bpref_negative == CHOICES["bpref_negative"][0]
-    relevant, nonrelevant, top = _counts(one, [level], skip_negative)
+    grades = judged.grades[int(judged.offsets[q]) : int(judged.offsets[q + 1])]
+    below = grades < level
+    if rules.bpref_negative == CHOICES["bpref_negative"][0]:  # negative grades left out
+        below &= grades >= 0
     facts: dict[str, Any] = {
         "k": measure.cutoff,
         "relevance_level": level,
-        "R": int(relevant[0, 0]),
-        "N": int(nonrelevant[0, 0]),
-        "largest_grade": float(top[0]),
+        "R": int(np.count_nonzero(grades >= level)),
+        "N": int(np.count_nonzero(below)),
+        "largest_grade": float(np.maximum(grades, 0.0).max(initial=0.0)),
     }
     if measure.kind == "RBP":
-        facts["p"] = _param(rules, measure)
+        facts["p"] = measure_param(rules, measure)
     return facts
 
 
@@ -448,14 +450,3 @@ def _divided(terms: np.ndarray, denominator: float | None) -> np.ndarray:
     if denominator is None:
         return np.full(terms.size, np.nan)
     return terms / denominator if denominator else np.zeros(terms.size)
-
-
-def _scored_definition(definition, rules, measure, ties, dtype, level) -> Any:
-    """The definition the engine scores nDCG or DCG ``measure`` with (its gain, ties, level)."""
-    changes: dict[str, Any] = {"cutoffs": (measure.cutoff,), "ties": ties, "score_dtype": dtype}
-    if measure.gain is not None:
-        changes["gain"] = parse("gain", measure.gain)
-    if rules.ndcg_level and level > 1:  # ranx -lN: grades below the level gain 0
-        kind = measure.gain or definition.gain.kind
-        changes["gain"] = parse("gain", _LevelGain(level, kind == "exp2"))
-    return replace(definition, **changes)

@@ -110,7 +110,7 @@ def compute(
     groups: dict[tuple[str, str], list[int]] = {}  # the others: one call per ranking
     for j, measure in enumerate(measures):
         provider = rules.provider(measure)
-        ties = _ties(provider, definition, scoring)
+        ties = ranking_ties(provider, definition, scoring)
         dtype = provider.score_dtype or definition.score_dtype
         if measure.kind in _SCORED:
             level = relevance_level if measure.rel is None else measure.rel
@@ -147,7 +147,7 @@ def compute(
     return out
 
 
-def _ties(provider: Provider, definition: Definition, scoring: Scoring) -> str:
+def ranking_ties(provider: Provider, definition: Definition, scoring: Scoring) -> str:
     """The tie order of ``provider`` (the call's where the provider leaves it to the call).
 
     Where the provider orders by document ids and the input has none (arrays), or the call
@@ -264,7 +264,35 @@ def _scored(
     cutoffs = list(dict.fromkeys(measure.cutoff for measure in measures))
     if best_rows is not None and best_rows.shape[1] not in cutoffs:
         cutoffs.append(best_rows.shape[1])  # its values are not read
-    changes: dict[str, Any] = {"cutoffs": tuple(cutoffs), "ties": ties, "score_dtype": score_dtype}
+    chosen = scored_definition(definition, rules, tuple(cutoffs), gain, below, ties, score_dtype)
+    dcg, idcg = chosen.score(
+        scoring.layout, tie_key=scoring.tie_key, best_rows=best_rows, **(scoring.ideal or {})
+    )
+    ndcg = dcg  # zero_idcg="error" is about nDCG: DCG alone never raises
+    if any(measure.kind == "nDCG" for measure in measures):
+        ndcg = chosen.per_query(scoring.layout.query_ids, dcg, idcg)
+    out = np.empty((dcg.shape[0], len(measures)))
+    for place, measure in enumerate(measures):
+        column = cutoffs.index(measure.cutoff)
+        out[:, place] = (dcg if measure.kind == "DCG" else ndcg)[:, column]
+    return out
+
+
+def scored_definition(
+    definition: Definition,
+    rules: MeasureRules,
+    cutoffs: tuple[int | None, ...],
+    gain: str | None,
+    below: int | None,
+    ties: str,
+    score_dtype: str,
+) -> Definition:
+    """The definition nDCG and DCG are scored with: the call's, with the names' gain and cutoffs.
+
+    ``gain``: the one the names spell (None: the call's); ``below``: grades below it gain 0
+    (ranx's ``-lN``).
+    """
+    changes: dict[str, Any] = {"cutoffs": cutoffs, "ties": ties, "score_dtype": score_dtype}
     if gain is not None:
         changes["gain"] = parse("gain", gain)
     if below is not None:
@@ -278,18 +306,7 @@ def _scored(
                 fix="pass `gain='linear'` or `gain='exp2'`",
             )
         changes["gain"] = parse("gain", _LevelGain(below, kind == "exp2"))
-    chosen = replace(definition, **changes)
-    dcg, idcg = chosen.score(
-        scoring.layout, tie_key=scoring.tie_key, best_rows=best_rows, **(scoring.ideal or {})
-    )
-    ndcg = dcg  # zero_idcg="error" is about nDCG: DCG alone never raises
-    if any(measure.kind == "nDCG" for measure in measures):
-        ndcg = chosen.per_query(scoring.layout.query_ids, dcg, idcg)
-    out = np.empty((dcg.shape[0], len(measures)))
-    for place, measure in enumerate(measures):
-        column = cutoffs.index(measure.cutoff)
-        out[:, place] = (dcg if measure.kind == "DCG" else ndcg)[:, column]
-    return out
+    return replace(definition, **changes)
 
 
 class _LevelGain:
@@ -334,7 +351,7 @@ def _measured(
     if layout.scores is not None:
         scores = replace(definition, score_dtype=score_dtype).held(layout.scores, layout)
         scores = readonly(np.asarray(scores, dtype=np.float64))
-    tie_key = _tie_key(ties, scoring.tie_key)
+    tie_key = tie_key_of(ties, scoring.tie_key)
     levels = [relevance_level if m.rel is None else m.rel for m in measures]
     negative = CHOICES["bpref_negative"].index(rules.bpref_negative)
     columns = sorted(set(levels))  # one counts column per relevance level
@@ -342,11 +359,10 @@ def _measured(
     params = np.zeros((len(measures), 2))
     for j, measure in enumerate(measures):
         rows[j] = _codes(rules, measure, columns.index(levels[j]), negative)
-        params[j] = (_param(rules, measure), levels[j])
+        params[j] = (measure_param(rules, measure), levels[j])
     err_stop = np.zeros(0)
     if any(m.kind == "ERR" for m in measures):
-        grades = np.arange(rules.err_max_grade + 1, dtype=np.float64)
-        err_stop = (np.exp2(grades) - 1.0) / 2.0**rules.err_max_grade
+        err_stop = err_stops(rules.err_max_grade)
     plan = MeasurePlan(
         offsets=readonly(layout.offsets),
         scores=scores,
@@ -380,7 +396,7 @@ def _depth(measures: list[Measure]) -> int:
     return max([1, *(m.cutoff for m in measures if m.cutoff is not None)])
 
 
-def _tie_key(ties: str, descending: np.ndarray | None) -> np.ndarray | None:
+def tie_key_of(ties: str, descending: np.ndarray | None) -> np.ndarray | None:
     if ties not in _BY_DOCID:
         return None
     if descending is None:
@@ -418,7 +434,7 @@ def _codes(rules: MeasureRules, measure: Measure, counts: int, negative: int) ->
     return [_KIND_CODES[kind], cutoff, counts, choice, choice2]
 
 
-def _param(rules: MeasureRules, measure: Measure) -> float:
+def measure_param(rules: MeasureRules, measure: Measure) -> float:
     if measure.kind not in ("RBP", "RBPResid"):
         return 0.0 if measure.param is None else measure.param
     p = measure.param if measure.param is not None else rules.rbp_p
@@ -432,6 +448,12 @@ def _param(rules: MeasureRules, measure: Measure) -> float:
             fix="name it, e.g. rbp.95 (p = 0.95) or RBP(p=0.8)",
         )
     return p
+
+
+def err_stops(max_grade: int) -> np.ndarray:
+    """ERR's stopping probability ``(2**g - 1) / 2**max_grade`` of each grade 0..max_grade."""
+    grades = np.arange(max_grade + 1, dtype=np.float64)
+    return (np.exp2(grades) - 1.0) / 2.0**max_grade
 
 
 def _err_label_error(max_grade: int, scoring: Scoring, row: int) -> InputError:

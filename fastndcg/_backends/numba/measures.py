@@ -575,10 +575,13 @@ def _largest_grade(grades):
 
 @njit(cache=True, _nrt=False)
 def _err_takes(labels, top):
-    """Whether every label above 0 is an integer up to ``top`` (ERR's stopping grades)."""
+    """Whether every label above 0 is an integer up to ``top`` (ERR's stopping grades).
+
+    (``np.floor``, not ``math.floor``: Numba's returns an integer, a conversion per label.)
+    """
     bad = False
     for label in labels:
-        bad |= (label > 0.0) & ((label > top) | (label != math.floor(label)))
+        bad |= (label > 0.0) & ((label > top) | (label != np.floor(label)))
     return not bad
 
 

@@ -5,7 +5,8 @@ fastndcg, the baselines and every installed peer (ranx, pytrec_eval, scikit-lear
 XGBoost, torchmetrics) on it, checks that their values agree with fastndcg run under the peer's
 own definition of NDCG, and prints a Markdown table with the machine description, the date and
 the command line. The documentation's peers table (docs/benchmarks/peers.json, --json) comes
-from it.
+from it; ``scripts/bench_peers_measures.py`` writes the measures' case (nDCG, P, R, AP, RR in
+one call) into the same file's ``measures`` section, which this command keeps.
 
 Usage::
 

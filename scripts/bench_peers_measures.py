@@ -412,8 +412,8 @@ def notes(mismatches: list[dict[str, Any]], ctx: Context) -> list[str]:
     ]
     out += [
         f"**left out**: {entry['measure']} under {entry['call']}: query {entry['query']} "
-        f"gives {entry['fastndcg']!r}, the tool {entry['tool']!r} ({entry['queries']:,} queries "
-        "differ); a fastndcg bug to fix, not timed."
+        f"gives {entry['fastndcg']!r}, the tool {entry['tool']!r} (queries differing: "
+        f"{entry['queries']:,}); a fastndcg bug to fix, not timed."
         for entry in mismatches
     ]
     return out

@@ -7,7 +7,7 @@ current files in ``docs/benchmarks/`` and renders them on its performance page
 (``docs/_ext/fastndcg_docs.py``); ``tests/docs/test_benchmarks.py`` checks their shape.
 
 A file may also hold, under a name of its own (a *section*), a table written by another mode of
-the same command: ``scripts/bench_peers.py --measures`` keeps its table under ``"measures"`` in
+the same benchmark: ``scripts/bench_peers_measures.py`` keeps its table under ``"measures"`` in
 ``peers.json``. Writing a section keeps the rest of the file; writing the main table keeps the
 sections.
 """

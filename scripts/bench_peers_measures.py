@@ -115,7 +115,9 @@ def pytrec_eval_targets(ctx: Context, names: tuple[str, ...]) -> list[Target]:
         return pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(ranking)
 
     def values(data: Synthetic, out: dict[str, dict[str, float]]) -> np.ndarray:
-        return np.array([[out[qid][key] for key in keys] for qid in peers._query_ids(len(out))])
+        return np.array(
+            [[out[qid][key] for key in keys] for qid in peers._query_ids(data.n_queries)]
+        )
 
     return [
         Target(
@@ -488,24 +490,22 @@ def main(argv: list[str] | None = None) -> int:
     for tool in args.peers:
         print(f"checking and timing {tool} ...", file=sys.stderr, flush=True)
         checked[tool] = run_worker(tool, args, ctx, data)
-    ours = [floor_target(ctx)]
-    measures: dict[str, str] = {}
-    for tool, result in checked.items():
-        kept = tuple(result["kept"])
-        calls = fastndcg_calls(ctx, tool, kept) if kept else []  # unchecked: not timed
-        ours += calls
-        for row in [*calls, *result["rows"]]:
-            measures[row.name] = ", ".join(kept)
+    calls = {  # a tool's measures that could not be checked are not timed
+        tool: fastndcg_calls(ctx, tool, tuple(result["kept"])) if result["kept"] else []
+        for tool, result in checked.items()
+    }
     print("timing the floor and fastndcg in rounds ...", file=sys.stderr, flush=True)
+    ours = [floor_target(ctx), *(call for group in calls.values() for call in group)]
     timed = {row.name: row for row in in_rounds(ours, data, ctx)}
-    rows = [timed["floor"]]
+    rows, measures = [timed["floor"]], {}
     for tool, result in checked.items():
-        for call in fastndcg_calls(ctx, tool, tuple(result["kept"])) if result["kept"] else []:
-            timed[call.name].agreement = result["agreement"][call.name]
-            rows.append(timed[call.name])
+        group = [timed[call.name] for call in calls[tool]]
+        for row in group:
+            row.agreement = result["agreement"][row.name]
         for row in result["rows"]:
             row.agreement = row.agreement or "the reference of the two rows above"
-            rows.append(row)
+        rows += group + result["rows"]
+        measures.update({row.name: ", ".join(result["kept"]) for row in group + result["rows"]})
     mismatches = [entry for result in checked.values() for entry in result["mismatches"]]
     for entry in mismatches:
         print(f"MISMATCH, left out of the timing: {entry}", file=sys.stderr, flush=True)
@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         "tools": [
             f"{TOOLS[tool].label} {version(TOOLS[tool].distribution)}" for tool in args.peers
         ],
-        "data": f"`make_synthetic({data.n_queries}, seed={args.seed})` (the NDCG table's data): "
+        "data": f"`make_synthetic({data.n_queries}, seed={args.seed})` (the NDCG table's at 100,000): "
         f"{data.n_rows:,} rows (lists of 1-{lengths.max()}), int8 grades 0-4 (relevant: 1 and "
         f"above), float32 scores; {ties[0]:,} rows in {ties[1]:,} queries tie with another "
         f"score of their query; {ctx.threads} threads for fastndcg, the floor and ranx, one "

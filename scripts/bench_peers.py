@@ -737,15 +737,23 @@ def table(rows: list[Row], data: Synthetic) -> list[str]:
     return lines + ["| " + " | ".join(cells) + " |" for cells in table_cells(rows, data)]
 
 
-def tied_rows(data: Synthetic) -> tuple[int, int]:
-    """Rows whose score equals another score of their query, and the queries holding them."""
+def tied_queries(data: Synthetic) -> tuple[int, np.ndarray]:
+    """Rows whose score equals another score of their query, and which queries hold them."""
     qid = data.qid()
     order = np.lexsort((data.scores, qid))
     same = (qid[order][1:] == qid[order][:-1]) & (data.scores[order][1:] == data.scores[order][:-1])
     tied = np.zeros(data.n_rows, dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
-    return int(tied.sum()), int(np.unique(qid[order][tied]).size)
+    holding = np.zeros(data.n_queries, dtype=bool)
+    holding[qid[order][tied]] = True
+    return int(tied.sum()), holding
+
+
+def tied_rows(data: Synthetic) -> tuple[int, int]:
+    """Rows whose score equals another score of their query, and the queries holding them."""
+    rows, holding = tied_queries(data)
+    return rows, int(holding.sum())
 
 
 def report(rows: list[Row], data: Synthetic, ctx: Context, peers: list[str], **facts: Any) -> str:

@@ -267,12 +267,7 @@ def unreproduced(tool: str, data: Synthetic) -> np.ndarray:
     """Which queries the tool's preset does not claim to reproduce (see UNREPRODUCED)."""
     if tool not in UNREPRODUCED:
         return np.zeros(data.n_queries, dtype=bool)
-    qid = data.qid()
-    order = np.lexsort((data.scores, qid))
-    same = (qid[order][1:] == qid[order][:-1]) & (data.scores[order][1:] == data.scores[order][:-1])
-    tied = np.zeros(data.n_queries, dtype=bool)
-    tied[qid[order][1:][same]] = True
-    return tied & (np.diff(data.offsets) > RANX_ORDERED)
+    return peers.tied_queries(data)[1] & (np.diff(data.offsets) > RANX_ORDERED)
 
 
 def compare(

@@ -5,6 +5,11 @@ be read later: the date, the machine and software, the command, the data, the co
 (cells already formatted, Markdown inline code allowed) and notes. The documentation keeps the
 current files in ``docs/benchmarks/`` and renders them on its performance page
 (``docs/_ext/fastndcg_docs.py``); ``tests/docs/test_benchmarks.py`` checks their shape.
+
+A file may also hold, under a name of its own (a *section*), a table written by another mode of
+the same benchmark: ``scripts/bench_peers_measures.py`` keeps its table under ``"measures"`` in
+``peers.json``. Writing a section keeps the rest of the file; writing the main table keeps the
+sections.
 """
 
 from __future__ import annotations
@@ -96,9 +101,13 @@ def write(
     data: str = "",
     notes: list[str] | tuple[str, ...] = (),
     tools: tuple[str, ...] = (),
+    section: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """Write one table to ``path`` (JSON) and return it. ``extra`` keeps raw numbers."""
+    """Write one table to ``path`` (JSON) and return it. ``extra`` keeps raw numbers.
+
+    ``section``: store the table under that name in the file, keeping what else it holds.
+    """
     if any(len(row) != len(columns) for row in rows):
         raise ValueError("every row needs one cell per column")
     table = {
@@ -112,5 +121,21 @@ def write(
         "notes": list(notes),
         **extra,
     }
-    Path(path).write_text(json.dumps(table, indent=2, default=_plain) + "\n")
+    path = Path(path)
+    previous = json.loads(path.read_text()) if path.is_file() else {}
+    if section is None:
+        content = {**table, **sections(previous)}
+    else:
+        content = {**previous, section: table}
+    path.write_text(json.dumps(content, indent=2, default=_plain) + "\n")
     return table
+
+
+def is_table(value: Any) -> bool:
+    """Whether ``value`` (a file's content, or one of its entries) is a table: a section."""
+    return isinstance(value, dict) and set(FIELDS) <= set(value)
+
+
+def sections(table: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tables a file holds beside its main one, by name."""
+    return {name: value for name, value in table.items() if is_table(value)}

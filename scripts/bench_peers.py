@@ -5,7 +5,8 @@ fastndcg, the baselines and every installed peer (ranx, pytrec_eval, scikit-lear
 XGBoost, torchmetrics) on it, checks that their values agree with fastndcg run under the peer's
 own definition of NDCG, and prints a Markdown table with the machine description, the date and
 the command line. The documentation's peers table (docs/benchmarks/peers.json, --json) comes
-from it.
+from it; ``scripts/bench_peers_measures.py`` writes the measures' case (nDCG, P, R, AP, RR in
+one call) into the same file's ``measures`` section, which this command keeps.
 
 Usage::
 
@@ -736,15 +737,23 @@ def table(rows: list[Row], data: Synthetic) -> list[str]:
     return lines + ["| " + " | ".join(cells) + " |" for cells in table_cells(rows, data)]
 
 
-def tied_rows(data: Synthetic) -> tuple[int, int]:
-    """Rows whose score equals another score of their query, and the queries holding them."""
+def tied_queries(data: Synthetic) -> tuple[int, np.ndarray]:
+    """Rows whose score equals another score of their query, and which queries hold them."""
     qid = data.qid()
     order = np.lexsort((data.scores, qid))
     same = (qid[order][1:] == qid[order][:-1]) & (data.scores[order][1:] == data.scores[order][:-1])
     tied = np.zeros(data.n_rows, dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
-    return int(tied.sum()), int(np.unique(qid[order][tied]).size)
+    holding = np.zeros(data.n_queries, dtype=bool)
+    holding[qid[order][tied]] = True
+    return int(tied.sum()), holding
+
+
+def tied_rows(data: Synthetic) -> tuple[int, int]:
+    """Rows whose score equals another score of their query, and the queries holding them."""
+    rows, holding = tied_queries(data)
+    return rows, int(holding.sum())
 
 
 def report(rows: list[Row], data: Synthetic, ctx: Context, peers: list[str], **facts: Any) -> str:

@@ -8,6 +8,7 @@
   command-line flag, the entry points that take it and whether a preset may set it;
 - ``.. fastndcg-benchmark:: NAME`` -- the table kept in ``docs/benchmarks/NAME.json`` (written
   by the benchmark scripts' ``--json`` flag) with its date, machine, command and data.
+  ``:section: SECTION`` renders the table kept under that name in the file instead.
 
 Each directive writes reStructuredText and parses it in place, so they belong in ``.rst`` pages.
 The figures of the user guide are drawn by ``docs/figures.py`` when the build starts.
@@ -283,7 +284,10 @@ class BenchmarkTable(_Generated):
     """``.. fastndcg-benchmark:: NAME``: one benchmark run as a table with its provenance."""
 
     required_arguments = 1
-    option_spec = {"title": directives.unchanged}  # noqa: RUF012 (docutils' interface)
+    option_spec = {  # noqa: RUF012 (docutils' interface)
+        "title": directives.unchanged,
+        "section": directives.unchanged,
+    }
 
     def lines(self) -> list[str]:
         """The run's provenance as fields, its table, then its notes."""
@@ -296,6 +300,14 @@ class BenchmarkTable(_Generated):
             )
         self.env.note_dependency(str(path))
         run = load_benchmark(name)
+        section = self.options.get("section")
+        if section is not None:
+            if section not in run:
+                raise self.error(
+                    f"{path.relative_to(DOCS.parent)} has no section {section!r}: write it with "
+                    "the benchmark's --json flag (see the performance page)"
+                )
+            run = run[section]
         machine = run["machine"]
         fields = [
             ("Date", escape(run["date"])),

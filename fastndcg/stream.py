@@ -114,11 +114,11 @@ class StreamScorer:
             options, self.measuring = _measuring(options, ranked=score is None)
         ours, data = split_options(options, "StreamScorer()", data_options(STREAM))
         for name in ("measures", "relevance_level"):
-            if name in data:
+            if data.pop(name, None) is not None:
                 raise OptionError(
                     f"`{name}` goes with the measures beside NDCG",
                     option=name,
-                    value=data[name],
+                    value=options[name],
                     fix="name them with `measures=`, or leave it out",
                 )
         self.definition = Definition.create(**ours)

@@ -24,6 +24,7 @@ EXPECTED = {
     "docs/user-guide/inputs.md": ["judged queries missing from the run: 1", "n_queries=10000"],
     "docs/user-guide/ties.md": ["average      0.5078", "True True"],
     "docs/user-guide/presets.md": ["trec_eval9", "(baseline)"],
+    "docs/user-guide/measures.md": ["True [ True  True  True  True]", "nDCG@3"],
     "docs/user-guide/comparing-runs.md": [
         "PairedComparison",
         "query 2, NDCG@3",

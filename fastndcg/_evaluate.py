@@ -380,11 +380,13 @@ class Measuring:
 
 
 # why the measures take no such option, and what to do instead
+_SUMMARIES = (
+    "leave it out: each measure's summary is its mean over the queries (a sum for counts), and "
+    "a tool's printed decimals come with its preset"
+)
 _NOT_TAKEN = {
-    "weights": "leave it out: each measure's summary is its mean over the queries (a sum for "
-    "counts), and a tool's printed decimals come with its preset",
-    "decimals": "leave it out: each measure's summary is its mean over the queries (a sum for "
-    "counts), and a tool's printed decimals come with its preset",
+    "weights": _SUMMARIES,
+    "decimals": _SUMMARIES,
     "k": "name the cutoff in the measure instead: nDCG@10 (or ndcg_cut.10)",
 }
 

@@ -177,7 +177,6 @@ def _read(
                 "cast them when writing",
             ) from exc
         return in_memory(table, qid=qid, grade=grade, score=score, **options)
-    # named as the call the user made (preset and decimals were taken before this point)
     measures = {name: options.pop(name) for name in _MEASURING if name in options}
     if "weights" in options and not measures:
         raise OptionTypeError(
@@ -187,6 +186,7 @@ def _read(
             value=options["weights"],
             fix="or weight the per-query values yourself",
         )
+    # named as the call the user made (an NDCG preset and decimals were taken before this point)
     split_options(options, f"{entry}(..., group='stream')", data_options(PARQUET))
     scorer = StreamScorer(qid=qid, grade=grade, score=score, **options, **measures)
     total = dataset.count_rows()

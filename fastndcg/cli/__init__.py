@@ -210,7 +210,7 @@ def _measures(args: argparse.Namespace, given: set[str], names: list[str]) -> in
     lines = args.per_query_lines or args.per_query == "-"
     rows: list[dict[str, Any]] = []
     label = "run" if trec else "source"
-    for source, result in results:
+    for source, result in [] if trec and _trec_eval_layout(args) else results:
         if lines:
             for q, query in enumerate(result.query_ids):
                 values = dict(zip(result.measures, result.per_query[q].tolist(), strict=True))
@@ -226,10 +226,7 @@ def _measures(args: argparse.Namespace, given: set[str], names: list[str]) -> in
 def _measures_of_runs(
     args: argparse.Namespace, measures: tuple[Any, ...], options: dict[str, Any]
 ) -> list[tuple[str, Any]]:
-    """The measures of every TREC run; under a trec_eval preset, printed as trec_eval does.
-
-    Runs printed in trec_eval's layout are done: they are not returned.
-    """
+    """The measures of every TREC run; in trec_eval's layout, printed as trec_eval does."""
     from fastndcg._core.measures.trec_layout import format_trec_eval
     from fastndcg._evaluate import evaluate_run
     from fastndcg._io.trec_text import read_once
@@ -238,13 +235,12 @@ def _measures_of_runs(
         raise UsageError("TREC scoring needs --qrels and at least one --run")
     qrels = read_once(args.qrels, "qrels")
     lines = args.per_query_lines or args.per_query == "-"
-    trec_eval = (args.preset or "").startswith("trec_eval") and args.format == "table"
     results = []
     for run in args.run:
         with naming(run, args.qrels):
             result = evaluate_run(qrels, run, measures=list(measures), **options)
-        if not trec_eval:
-            results.append((run, result))
+        results.append((run, result))
+        if not _trec_eval_layout(args):
             continue
         # trec_eval's own layout: queries in byte order, the run's id first
         order = sorted(range(result.n_queries), key=lambda q: str(result.query_ids[q]).encode())
@@ -258,6 +254,11 @@ def _measures_of_runs(
         )
         print(text, end="", flush=True)
     return results
+
+
+def _trec_eval_layout(args: argparse.Namespace) -> bool:
+    """Whether the measures of TREC runs are printed as trec_eval prints them."""
+    return (args.preset or "").startswith("trec_eval") and args.format == "table"
 
 
 def _run_id(path: str) -> str | None:

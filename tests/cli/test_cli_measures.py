@@ -156,3 +156,13 @@ def test_refusals_on_prediction_files_are_one_line(capsys, args, message):
     assert status == 2 and out == ""
     assert err.startswith("fastndcg: error: ") and message in err
     assert err.count("\n") == 1
+
+
+def test_per_query_file_of_trec_runs_beside_trec_eval_s_layout(capsys, tmp_path):
+    per_query = tmp_path / "per_query.csv"
+    status, out, _ = run(capsys, "--qrels", QRELS, "--run", RUN, "-m", "map", "--preset",
+                         "trec_eval", "--per-query", per_query)  # fmt: skip
+    assert status == 0 and out.splitlines()[-1].startswith("map ")
+    expected = fastndcg.evaluate_run(QRELS, RUN, measures="map", preset="trec_eval")
+    lines = per_query.read_text().splitlines()
+    assert lines[0] == '"source","query_id","map"' and len(lines) == 1 + expected.n_queries

@@ -27,8 +27,8 @@ from fastndcg._errors import (
     OptionError,
     OptionTypeError,
 )
-from fastndcg._evaluate import evaluate, evaluate_run
-from fastndcg._parquet import ndcg_parquet
+from fastndcg._evaluate import evaluate, evaluate_run, evaluate_table
+from fastndcg._parquet import evaluate_parquet, ndcg_parquet
 from fastndcg._presets import Preset, presets, ranx_gain
 from fastndcg._result import MeasuresResult, NDCGResult
 from fastndcg._runtime import warmup
@@ -63,7 +63,9 @@ __all__ = [
     "compare_runs",
     "compare_table",
     "evaluate",
+    "evaluate_parquet",
     "evaluate_run",
+    "evaluate_table",
     "explain",
     "ndcg",
     "ndcg_parquet",

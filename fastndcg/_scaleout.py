@@ -38,6 +38,7 @@ from fastndcg._errors import (
     InputError,
     InputTypeError,
     OptionError,
+    OptionTypeError,
 )
 from fastndcg._io.parquet import changed_while_read, describe, open_dataset, promised_rows
 from fastndcg._presets import resolve
@@ -77,6 +78,9 @@ class Job:
     cutoffs: tuple[int | None, ...]
     aggregate: str  # "mean", "ratio" or a tool's rule (see fastndcg._presets)
     decimals: int | None = None  # per-query NDCG rounded to this many decimals
+    measures: tuple[str, ...] = ()  # the measures' names (their columns); none: NDCG
+    summaries: tuple[str, ...] = ()  # how each measure is summarised (Measuring.summary)
+    gm_floor: float = 0.0  # GMAP's floor of AP
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @classmethod
@@ -97,7 +101,9 @@ class Job:
 
         ``options`` are those of :func:`fastndcg.ndcg` as streaming takes them, with
         ``preset=`` and ``decimals=`` resolved as :func:`fastndcg.ndcg_parquet` resolves them;
-        ``k=None`` means the whole list, or the preset's cutoffs.
+        ``k=None`` means the whole list, or the preset's cutoffs. With ``measures=`` (and
+        ``relevance_level=``, ``preset=``) the job computes those measures, as
+        :class:`~fastndcg.stream.StreamScorer` takes them, instead of NDCG.
         ``caller`` is the name an error for unknown options gives the function called.
         ``keeps_order`` says whether the rows of a query reach the scorer in their input order;
         when they do not, order-dependent rules (``ties="stable"``, ranked input without scores)
@@ -107,10 +113,15 @@ class Job:
         stream_columns(qid, grade, score)
         n_threads = parse("n_threads", n_threads)
         options = dict(options) if k is None else {**options, "k": k}  # None: a preset's k
-        _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
+        measuring = options.get("measures") is not None
+        aggregate, decimals = "mean", None
+        if not measuring:  # the measures take their preset themselves (StreamScorer)
+            _, options, rules = resolve("ndcg_parquet", options.pop("preset", None), options)
+            aggregate, decimals = rules.aggregate, rules.decimals
         # preset= and decimals= were taken by resolve(); named so that an error lists them
         split_options(options, caller, data_options(SCALEOUT))
-        definition = StreamScorer(qid=qid, grade=grade, score=score, **options).definition
+        scorer = StreamScorer(qid=qid, grade=grade, score=score, **options)
+        definition = scorer.definition
         if definition.ties == "random" and score is not None:
             raise OptionError(
                 "`ties='random'` keys every tie on the row's position in the whole input, which "
@@ -137,15 +148,23 @@ class Job:
                 )
         # workers run what the client chose
         options = {**options, "backend": definition.backend_name}
+        if scorer.measuring is None:
+            return cls(
+                qid, grade, score, options, n_threads, definition.cutoffs, aggregate, decimals
+            )
+        given = scorer.measuring
+        summaries = tuple(given.summary(j) for j in range(len(given.measures)))
         return cls(
             qid,
             grade,
             score,
             options,
             n_threads,
-            definition.cutoffs,
-            rules.aggregate,
-            rules.decimals,
+            (),
+            aggregate,
+            measures=given.names,
+            summaries=summaries,
+            gm_floor=given.rules.gm_floor,
         )
 
     def __dask_tokenize__(self) -> tuple[str, str]:
@@ -195,6 +214,9 @@ class Job:
         """Schema of the per-query results for query ids of Arrow type ``qid_type``."""
         if pa.types.is_dictionary(qid_type):
             qid_type = qid_type.value_type
+        if self.measures:
+            values = [pa.field(name, pa.float64()) for name in self.measures]
+            return pa.schema([("query_id", qid_type), ("n_items", pa.int64()), *values])
         schema = StreamScorer(k=self.cutoffs, backend=self.options["backend"]).empty().schema
         return schema.set(0, pa.field("query_id", qid_type))
 
@@ -257,9 +279,23 @@ class Job:
             results = results.set_column(at, name, pa.array(values))
         return results
 
-    def totals(self, results: Any) -> Totals:
-        """The :class:`Totals` of per-query results (a pandas DataFrame or an Arrow table)."""
+    def totals(self, results: Any) -> Totals | MeasureTotals:
+        """The totals of per-query results (a pandas DataFrame or an Arrow table)."""
+        if self.measures:
+            return MeasureTotals.of(results, self.measures, self.summaries, self.gm_floor)
         return Totals.of(results, self.cutoffs, self.aggregate)
+
+    def zero_totals(self) -> Totals | MeasureTotals:
+        """The totals of nothing."""
+        if self.measures:
+            return MeasureTotals.zero(self.measures, self.summaries, self.gm_floor)
+        return Totals.zero(self.cutoffs, self.aggregate)
+
+    def totals_from_arrow(self, table: pa.Table) -> Totals | MeasureTotals:
+        """The sum of ``to_batch`` rows of this job's totals (Spark's tasks send them)."""
+        if self.measures:
+            return MeasureTotals.from_arrow(table, self.measures, self.summaries, self.gm_floor)
+        return Totals.from_arrow(table, self.cutoffs, self.aggregate)
 
 
 @dataclass(frozen=True)
@@ -403,8 +439,29 @@ def _ascending(ids: pa.ChunkedArray | pa.Array) -> bool:
     return bool(pc.all(ahead).as_py())
 
 
+class _Additive:
+    """Totals that add up across partitions, each partition's query-id range kept for a check."""
+
+    ranges: tuple[tuple[Any, Any], ...]
+
+    @classmethod
+    def combine(cls, parts: list[Any], disjoint: bool = False) -> Any:
+        """The sum of ``parts``; with ``disjoint``, first check no query spans two of them."""
+        if disjoint:
+            check_disjoint([(*r, i) for i, part in enumerate(parts) for r in part.ranges])
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        return replace(total, ranges=())
+
+
+def _id_range(ids: np.ndarray) -> tuple[tuple[Any, Any], ...]:
+    """The query-id range of one partition's results (none without a query)."""
+    return ((plain(ids.min()), plain(ids.max())),) if ids.size else ()
+
+
 @dataclass(frozen=True)
-class Totals:
+class Totals(_Additive):
     """Sums over per-query results that add up across partitions, and the aggregate they give.
 
     Attributes
@@ -443,7 +500,6 @@ class Totals:
             return np.asarray(results[name])
 
         ids = values("query_id")
-        ranges = ((plain(ids.min()), plain(ids.max())),) if ids.size else ()
         counted, sums = [], {"ndcg": [], "dcg": [], "idcg": []}
         for cut in k:
             ndcg = values(f"ndcg{cutoff_label(cut)}")
@@ -461,7 +517,7 @@ class Totals:
             sum_ndcg=np.array(sums["ndcg"]),
             sum_dcg=np.array(sums["dcg"]),
             sum_idcg=np.array(sums["idcg"]),
-            ranges=ranges,
+            ranges=_id_range(ids),
         )
 
     @classmethod
@@ -481,16 +537,6 @@ class Totals:
             sum_idcg=self.sum_idcg + other.sum_idcg,
             ranges=(),  # a per-partition fact, consumed by combine()
         )
-
-    @classmethod
-    def combine(cls, parts: list[Totals], disjoint: bool = False) -> Totals:
-        """The sum of ``parts``; with ``disjoint``, first check no query spans two of them."""
-        if disjoint:
-            check_disjoint([(*r, i) for i, part in enumerate(parts) for r in part.ranges])
-        total = parts[0]
-        for part in parts[1:]:
-            total = total + part
-        return replace(total, ranges=())
 
     @property
     def mean(self) -> np.ndarray:
@@ -560,6 +606,144 @@ class Totals:
             f"ndcg{cutoff_label(cut)}={m:.6f}" for cut, m in zip(self.k, self.mean, strict=True)
         )
         return f"Totals(n_queries={self.n_queries}, n_rows={self.n_rows}, {means})"
+
+
+@dataclass(frozen=True)
+class MeasureTotals(_Additive):
+    """Sums over per-query values of the measures beside NDCG, and the summaries they give.
+
+    What :func:`fastndcg.dask.totals` and :func:`fastndcg.spark.totals` give with ``measures=``:
+    added in any order, they give :attr:`fastndcg.MeasuresResult.mean` of the same rows, to
+    rounding.
+
+    Attributes
+    ----------
+    measures : tuple of str
+        The measures' names as given.
+    summaries : tuple of str
+        How each is summarised over the queries not skipped: ``"mean"``, ``"sum"`` (counts),
+        ``"geometric"`` (GMAP of APs floored at ``gm_floor``) or ``"exp_mean"`` (GMAP of logs).
+    gm_floor : float
+        GMAP's floor of AP.
+    n_rows, n_queries : int
+        Rows and queries scored.
+    counted : ndarray of int64, shape (len(measures),)
+        Queries in each summary (not skipped).
+    sums : ndarray of float64, shape (len(measures),)
+        The sum of each measure over the counted queries (of the logs, for ``"geometric"``).
+    ranges : tuple of (min, max) query-id pairs
+        As for :class:`Totals`.
+    """
+
+    measures: tuple[str, ...]
+    summaries: tuple[str, ...]
+    gm_floor: float
+    n_rows: int
+    n_queries: int
+    counted: np.ndarray
+    sums: np.ndarray
+    ranges: tuple[tuple[Any, Any], ...] = ()
+
+    @classmethod
+    def of(
+        cls, results: Any, measures: tuple[str, ...], summaries: tuple[str, ...], gm_floor: float
+    ) -> MeasureTotals:
+        """Totals of per-query results with columns ``query_id``, ``n_items`` and the measures."""
+        counted, sums = [], []
+        for name, summary in zip(measures, summaries, strict=True):
+            values = np.asarray(results[name], dtype=np.float64)
+            kept = values[~np.isnan(values)]
+            if summary == "geometric":
+                kept = np.log(np.maximum(kept, gm_floor))
+            counted.append(kept.size)
+            sums.append(float(kept.sum()))
+        ids = np.asarray(results["query_id"])
+        return cls(
+            measures=tuple(measures),
+            summaries=tuple(summaries),
+            gm_floor=gm_floor,
+            n_rows=int(np.asarray(results["n_items"]).sum()),
+            n_queries=int(ids.size),
+            counted=np.array(counted, dtype=np.int64),
+            sums=np.array(sums),
+            ranges=_id_range(ids),
+        )
+
+    @classmethod
+    def zero(
+        cls, measures: tuple[str, ...], summaries: tuple[str, ...], gm_floor: float
+    ) -> MeasureTotals:
+        """Totals of nothing."""
+        zeros = np.zeros(len(measures))
+        return cls(measures, summaries, gm_floor, 0, 0, zeros.astype(np.int64), zeros)
+
+    def __add__(self, other: MeasureTotals) -> MeasureTotals:
+        return replace(
+            self,
+            n_rows=self.n_rows + other.n_rows,
+            n_queries=self.n_queries + other.n_queries,
+            counted=self.counted + other.counted,
+            sums=self.sums + other.sums,
+            ranges=(),  # a per-partition fact, consumed by combine()
+        )
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Each measure's summary (NaN where no query counts; a count's sum is 0 then)."""
+        out = np.full(len(self.measures), np.nan)
+        np.divide(self.sums, self.counted, out=out, where=self.counted > 0)
+        for j, summary in enumerate(self.summaries):
+            if summary == "sum":
+                out[j] = self.sums[j]
+            elif summary in ("geometric", "exp_mean"):
+                out[j] = np.exp(out[j])
+        return out
+
+    @property
+    def n_skipped(self) -> np.ndarray:
+        """Queries left out of each measure's summary."""
+        return self.n_queries - self.counted
+
+    def value(self) -> dict[str, float]:
+        """Each measure's summary, by name."""
+        return {name: float(m) for name, m in zip(self.measures, self.mean, strict=True)}
+
+    def __getitem__(self, name: str) -> float:
+        """The summary of measure ``name``."""
+        return self.value()[name]
+
+    def to_batch(self) -> pa.RecordBatch:
+        """One row: the sums, for engines that move results as Arrow (see :meth:`from_arrow`)."""
+        columns = {"n_rows": [self.n_rows], "n_queries": [self.n_queries]}
+        for j in range(len(self.measures)):
+            columns[f"counted_{j}"] = [int(self.counted[j])]
+            columns[f"sum_{j}"] = [float(self.sums[j])]
+        return pa.record_batch(columns)
+
+    @classmethod
+    def from_arrow(
+        cls,
+        table: pa.Table,
+        measures: tuple[str, ...],
+        summaries: tuple[str, ...],
+        gm_floor: float,
+    ) -> MeasureTotals:
+        """The sum of :meth:`to_batch` rows."""
+        sums = {name: pc.sum(table.column(name)).as_py() or 0 for name in table.column_names}
+        n = len(measures)
+        return cls(
+            tuple(measures),
+            tuple(summaries),
+            gm_floor,
+            int(sums["n_rows"]),
+            int(sums["n_queries"]),
+            np.array([sums[f"counted_{j}"] for j in range(n)], dtype=np.int64),
+            np.array([float(sums[f"sum_{j}"]) for j in range(n)]),
+        )
+
+    def __repr__(self) -> str:
+        means = ", ".join(f"{name}={m:.6f}" for name, m in self.value().items())
+        return f"MeasureTotals(n_queries={self.n_queries}, n_rows={self.n_rows}, {means})"
 
 
 COLOCATION_FIX = (
@@ -642,6 +826,17 @@ def score_whole_files(source: Any, score: Callable[[list[str]], Totals]) -> Tota
     if promised is not None and totals.n_rows != promised:
         raise changed_while_read(describe(source), totals.n_rows, promised)
     return totals
+
+
+def refuse_measures(kwargs: Mapping[str, Any], engine: str) -> None:
+    """``ndcg()`` of an engine computes NDCG: the measures beside it go to ``evaluate()``."""
+    if kwargs.get("measures") is not None:
+        raise OptionTypeError(
+            f"fastndcg.{engine}.ndcg computes NDCG only",
+            option="measures",
+            value=kwargs["measures"],
+            fix=f"call fastndcg.{engine}.evaluate(frame, measures=...) for the measures",
+        )
 
 
 def score_on_engine(

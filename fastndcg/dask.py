@@ -43,6 +43,7 @@ from fastndcg._scaleout import (
     Planner,
     Totals,
     parquet_paths,
+    refuse_measures,
     score_whole_files,
     split_query_error,
 )
@@ -69,7 +70,7 @@ def per_query(
     n_threads: int | None = 1,
     **options: Any,
 ) -> Any:
-    """Per-query NDCG, DCG and IDCG of a Dask DataFrame, lazily, one row per query.
+    """Per-query NDCG, DCG and IDCG (or other measures) of a Dask DataFrame, lazily.
 
     Parameters
     ----------
@@ -96,13 +97,15 @@ def per_query(
         The options of :func:`fastndcg.ndcg` as streaming takes them (see
         :class:`fastndcg.stream.StreamScorer`), ``preset=`` and ``decimals=`` included.
         Order-dependent ones (``ties="stable"``, ranked input) need ``colocated=True``;
-        ``ties="random"`` is not available.
+        ``ties="random"`` is not available. ``measures=`` (with ``relevance_level=``) names
+        measures beside NDCG, as :func:`evaluate` takes them, instead of ``k``.
 
     Returns
     -------
     dask.dataframe.DataFrame
         Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
-        (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
+        (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped. With
+        ``measures``: one column per measure, named as given (NaN where a query is skipped).
     """
     plan = _PLANNER.planned(ddf, locals())
     if plan.check == "ranges":  # every partition waits for the range check of all of them
@@ -120,7 +123,9 @@ def totals(ddf: Any, **kwargs: Any) -> Any:
     -------
     dask.dataframe.Scalar
         Computes to :class:`fastndcg._scaleout.Totals`: rows, queries, counted and skipped
-        queries and the sums of NDCG, DCG and IDCG per cutoff, with ``mean`` and ``value()``.
+        queries and the sums of NDCG, DCG and IDCG per cutoff, with ``mean`` and ``value()``;
+        with ``measures=``, to :class:`fastndcg._scaleout.MeasureTotals` (``measures``,
+        ``mean``, ``n_skipped``, ``value()``).
     """
     plan = _PLANNER.plan(ddf, **kwargs)
     return _totals(plan.scored, plan.job, disjoint=plan.check == "ranges")
@@ -135,7 +140,25 @@ def ndcg(ddf: Any, **kwargs: Any) -> Any:
         Computes to a float for one cutoff, or a dict cutoff -> float for several: the same
         value as :func:`fastndcg.ndcg` on all rows at once, to rounding.
     """
+    refuse_measures(kwargs, "dask")
     plan = _PLANNER.plan(ddf, **kwargs)
+    return _totals(plan.scored, plan.job, disjoint=plan.check == "ranges", value=True)
+
+
+def evaluate(ddf: Any, *, measures: Any, **kwargs: Any) -> Any:
+    """The measures beside NDCG of a Dask DataFrame, lazily (arguments as :func:`per_query`).
+
+    ``measures`` by name as :func:`fastndcg.evaluate` takes them (``["P@10", "AP",
+    "nDCG@10"]``), with ``relevance_level=`` and ``preset=``; each query's values are those of
+    :func:`fastndcg.evaluate` on its rows (:func:`per_query` gives them, one column per measure).
+
+    Returns
+    -------
+    dask.dataframe.Scalar
+        Computes to a dict measure -> summary over the queries: the
+        :attr:`fastndcg.MeasuresResult.mean` of all rows at once, to rounding.
+    """
+    plan = _PLANNER.plan(ddf, measures=measures, **kwargs)
     return _totals(plan.scored, plan.job, disjoint=plan.check == "ranges", value=True)
 
 
@@ -295,7 +318,8 @@ def _partition_totals(part: Any, job: Job) -> Any:
 
 def _combined_totals(frame: Any, disjoint: bool, value: bool) -> Any:
     """Task: the sum of all partitions' totals (or its aggregate value), ranges checked."""
-    total = Totals.combine(list(frame["totals"]), disjoint)
+    parts = list(frame["totals"])
+    total = type(parts[0]).combine(parts, disjoint)
     return total.value() if value else total
 
 

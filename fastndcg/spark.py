@@ -35,6 +35,7 @@ from fastndcg._scaleout import (
     Planner,
     Totals,
     check_disjoint,
+    refuse_measures,
     score_whole_files,
     split_query_error,
 )
@@ -64,7 +65,7 @@ def per_query(
     n_threads: int | None = 1,
     **options: Any,
 ) -> Any:
-    """Per-query NDCG, DCG and IDCG of a Spark DataFrame, lazily, one row per query.
+    """Per-query NDCG, DCG and IDCG (or other measures) of a Spark DataFrame, lazily.
 
     Parameters
     ----------
@@ -91,13 +92,16 @@ def per_query(
         The options of :func:`fastndcg.ndcg` as streaming takes them (see
         :class:`fastndcg.stream.StreamScorer`), ``preset=`` and ``decimals=`` included, except
         order-dependent ones (``ties="stable"`` or ``"random"``, ranked input): Spark's sort
-        does not keep the input order inside a query.
+        does not keep the input order inside a query. ``measures=`` (with
+        ``relevance_level=``) names measures beside NDCG, as :func:`evaluate` takes them,
+        instead of ``k``.
 
     Returns
     -------
     pyspark.sql.DataFrame
         Columns ``query_id``, ``n_items``, then ``ndcg@k``, ``dcg@k``, ``idcg@k`` per cutoff
-        (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped.
+        (``ndcg``, ``dcg``, ``idcg`` for k=None); NaN NDCG where a query is skipped. With
+        ``measures``: one column per measure, named as given (NaN where a query is skipped).
     """
     job, rows, qid_type = _PLANNER.planned(df, locals())
     schema = from_arrow_schema(job.output_schema(qid_type))
@@ -110,12 +114,12 @@ def totals(df: Any, **kwargs: Any) -> Totals:
     Every partition is scored and summed in Python; only one row per partition comes back.
     """
     job, rows, _ = _PLANNER.plan(df, **kwargs)
-    schema = from_arrow_schema(Totals.arrow_schema(len(job.cutoffs)))
+    schema = from_arrow_schema(job.zero_totals().to_batch().schema)
     try:
         sums = rows.mapInArrow(functools.partial(_totals_batches, job), schema).toArrow()
     except PythonException as exc:
         raise _worker_error(exc) from None
-    return Totals.from_arrow(sums, job.cutoffs, job.aggregate)
+    return job.totals_from_arrow(sums)
 
 
 def ndcg(df: Any, **kwargs: Any) -> float | dict[int | None, float]:
@@ -127,7 +131,24 @@ def ndcg(df: Any, **kwargs: Any) -> float | dict[int | None, float]:
         A float for one cutoff, or a dict cutoff -> float for several: the same value as
         :func:`fastndcg.ndcg` on all rows at once, to rounding.
     """
+    refuse_measures(kwargs, "spark")
     return totals(df, **kwargs).value()
+
+
+def evaluate(df: Any, *, measures: Any, **kwargs: Any) -> dict[str, float]:
+    """The measures beside NDCG of a Spark DataFrame (arguments as :func:`per_query`).
+
+    ``measures`` by name as :func:`fastndcg.evaluate` takes them (``["P@10", "AP",
+    "nDCG@10"]``), with ``relevance_level=`` and ``preset=``; each query's values are those of
+    :func:`fastndcg.evaluate` on its rows (:func:`per_query` gives them, one column per measure).
+
+    Returns
+    -------
+    dict
+        Measure -> summary over the queries: the :attr:`fastndcg.MeasuresResult.mean` of all
+        rows at once, to rounding.
+    """
+    return totals(df, measures=measures, **kwargs).value()
 
 
 def score_files(
@@ -314,7 +335,7 @@ def _score_batches(job: Job, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
 
 def _totals_batches(job: Job, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Task: one row of :class:`Totals` for one partition."""
-    total = Totals.zero(job.cutoffs, job.aggregate)
+    total = job.zero_totals()
     for out in job.score_stream(batches):
         total = total + job.totals(out)
     yield total.to_batch()

@@ -35,10 +35,11 @@ from fastndcg._core.coerce import as_grade_vector, as_score_vector
 from fastndcg._core.definition import Definition
 from fastndcg._core.grouping import Judgments, id_family, plain_float_ids
 from fastndcg._core.layout import finish_layout
-from fastndcg._core.options import STREAM, data_options, parse, split_options
-from fastndcg._core.options.model import check_column_name
+from fastndcg._core.options import OPTIONS, STREAM, data_options, parse, split_options
+from fastndcg._core.options.model import EVALUATE_PARQUET, check_column_name
 from fastndcg._core.vocabulary import plain
 from fastndcg._errors import COMMAND, PYTHON, InputError, InputTypeError, OptionError
+from fastndcg._evaluate import Measuring
 from fastndcg._io.arrow import (
     VIEW_TYPES,
     as_arrow,
@@ -48,7 +49,7 @@ from fastndcg._io.arrow import (
     plain_dictionary,
     value_names,
 )
-from fastndcg._result import NDCGResult, cutoff_label
+from fastndcg._result import MeasuresResult, NDCGResult, cutoff_label
 
 # the way out when the input is not grouped by query, in Python and on the command line
 GROUP_IN_MEMORY = "group it in memory (ndcg_table, or ndcg_parquet(..., group='memory'))"
@@ -83,12 +84,20 @@ class _Carry:
 
 
 class StreamScorer:
-    """Per-query NDCG of a stream of record batches grouped by query.
+    """Per-query NDCG (or other measures) of a stream of record batches grouped by query.
 
     Parameters
     ----------
     qid, grade, score : str
         Column names; ``score=None`` means rows are already in ranked order.
+    measures : str, Measure or list of them, optional
+        The measures beside NDCG by name (``["P@10", "AP", "nDCG@10"]``, as
+        :func:`fastndcg.evaluate` takes them): each result batch then has one column per measure
+        instead of NDCG, DCG and IDCG per cutoff, and :meth:`collect` gives a
+        :class:`~fastndcg.MeasuresResult`. With them, ``relevance_level`` and ``preset`` (a
+        tool's definitions) are taken as :func:`fastndcg.evaluate` takes them; ``k`` is not (name
+        ``nDCG@k``), nor are judgment lists or ``ties="random"`` (they need every row in memory:
+        :func:`fastndcg.evaluate_table`).
     **options
         The options of :func:`fastndcg.ndcg`. ``ideal="max"`` needs an explicit ``max_grade``
         (the largest grade is unknown until the end) and ``ideal="global"`` takes its judgments
@@ -100,9 +109,22 @@ class StreamScorer:
         self, *, qid: str = "qid", grade: str = "grade", score: str | None = "score", **options: Any
     ) -> None:
         self.columns = stream_columns(qid, grade, score)
+        self.measuring = None
+        if options.get("measures") is not None:
+            options, self.measuring = _measuring(options, ranked=score is None)
         ours, data = split_options(options, "StreamScorer()", data_options(STREAM))
+        for name in ("measures", "relevance_level"):
+            if data.pop(name, None) is not None:
+                raise OptionError(
+                    f"`{name}` goes with the measures beside NDCG",
+                    option=name,
+                    value=options[name],
+                    fix="name them with `measures=`, or leave it out",
+                )
         self.definition = Definition.create(**ours)
         self.definition.check_tie_keys(known=False)
+        if self.measuring is not None:
+            self._check_measures(data)
         if self.definition.ideal == "max" and self.definition.max_grade is None:
             raise OptionError(
                 "`ideal='max'` needs `max_grade=` when streaming: the largest grade of the data "
@@ -130,6 +152,27 @@ class StreamScorer:
         self._rows = 0
         self._scored_ids: list[pa.Array] = []  # one id per query scored: grouping is checked
         self._qid_type: pa.DataType | None = None
+
+    def _check_measures(self, data: dict[str, Any]) -> None:
+        """Refuse what the measures cannot take batch by batch."""
+        if self.definition.ideal == "global" or any(v is not None for v in data.values()):
+            raise OptionError(
+                "the measures take every judgment of a query from its rows when streaming: "
+                "judgment lists (`ideal='global'`) need the rows in memory",
+                option="ideal",
+                value=self.definition.ideal,
+                fix="use fastndcg.evaluate_table, or evaluate_parquet(..., group='memory')",
+            )
+        if self.definition.ties == "random" and not self.ranked:
+            raise OptionError(
+                "`ties='random'` keys every tie on the row's place in the whole input, which the "
+                "measures of a stream do not know",
+                option="ties",
+                value="random",
+                fix="use `ties='average'` (the expected value over random orders, where the "
+                "measure has one) or `ties='stable'`, or score the rows in memory "
+                "(fastndcg.evaluate_table)",
+            )
 
     # -- public ------------------------------------------------------------------------------
 
@@ -167,14 +210,30 @@ class StreamScorer:
             _require_grouped(pa.chunked_array(scored))
         return last
 
-    def collect(self, results: Iterable[pa.RecordBatch]) -> NDCGResult:
-        """Aggregate this scorer's per-query result batches (see :func:`collect`)."""
-        return collect(results, self.definition, ranked=self.ranked)
+    def collect(self, results: Iterable[pa.RecordBatch]) -> NDCGResult | MeasuresResult:
+        """Aggregate this scorer's per-query result batches (see :func:`collect`).
+
+        With ``measures``: a :class:`~fastndcg.MeasuresResult`, the one
+        :func:`fastndcg.evaluate` gives for the same rows.
+        """
+        if self.measuring is None:
+            return collect(results, self.definition, ranked=self.ranked)
+        table = _grouped_results(results)
+        names = self.measuring.names
+        if table is None:
+            ids, per_query = np.zeros(0, dtype=np.int64), np.zeros((0, len(names)))
+        else:
+            ids = table.column("query_id").to_numpy()
+            per_query = np.column_stack([table.column(name).to_numpy() for name in names])
+        return self.measuring.result(per_query, ids, self.definition, ranked=self.ranked)
 
     def empty(self) -> pa.RecordBatch:
         """A result batch with no rows (the output schema)."""
-        none = np.zeros((0, len(self.definition.cutoffs)))
         ids = pa.array([], type=self._qid_type or pa.int64())
+        if self.measuring is not None:
+            values = np.zeros((0, len(self.measuring.measures)))
+            return self._measure_results(ids, np.zeros(0, dtype=np.int64), values)
+        none = np.zeros((0, len(self.definition.cutoffs)))
         return self._results(ids, np.zeros(0, dtype=np.int64), none, none, none)
 
     # -- internals ---------------------------------------------------------------------------
@@ -300,6 +359,9 @@ class StreamScorer:
             self.definition.backend,
             names=self._names,
         )
+        if self.measuring is not None:
+            values = self.measuring.of_layout(self.definition, layout)
+            return self._measure_results(ids, np.diff(offsets), values)
         dcg, idcg = self.definition.score(layout, judgments=self._judgments, row_base=first_row)
         ndcg = self.definition.per_query(query_ids, dcg, idcg)
         return self._results(ids, np.diff(offsets), ndcg, dcg, idcg)
@@ -313,6 +375,21 @@ class StreamScorer:
                 arrays.append(pa.array(values[:, j]))
                 names.append(f"{measure}{cutoff_label(k)}")
         return pa.record_batch(arrays, names=names)
+
+    def _measure_results(self, ids: pa.Array, n_items, values: np.ndarray) -> pa.RecordBatch:
+        """Per-query results of the measures: ids, row counts, then one column per measure."""
+        assert self.measuring is not None
+        arrays = [ids, pa.array(n_items), *(pa.array(values[:, j]) for j in range(values.shape[1]))]
+        return pa.record_batch(arrays, names=["query_id", "n_items", *self.measuring.names])
+
+
+def _measuring(options: dict[str, Any], ranked: bool) -> tuple[dict[str, Any], Measuring]:
+    """The options of a stream of the measures, and its :class:`Measuring` (checked now)."""
+    options = dict(options)
+    measures = options.pop("measures")
+    level = options.pop("relevance_level", OPTIONS["relevance_level"].default)
+    preset = options.pop("preset", None)
+    return Measuring.create(EVALUATE_PARQUET, preset, options, measures, level, ranked=ranked)
 
 
 def _plain_ids(ids: pa.Array, name: str, base: int) -> pa.Array:
@@ -397,6 +474,21 @@ def score_batches(batches: Iterable[Any], **options: Any) -> Iterator[pa.RecordB
         yield last
 
 
+def _grouped_results(results: Iterable[pa.RecordBatch]) -> pa.Table | None:
+    """Per-query result batches as one table (None without a row), each query id once.
+
+    Raises an InputError (a ValueError) when a query id occurs twice (the input was not grouped
+    by query).
+    """
+    # batches without rows carry nothing, and their query-id type may predate the stream's
+    batches = [batch for batch in results if batch.num_rows]
+    if not batches:
+        return None
+    table = pa.Table.from_batches(batches)
+    _require_grouped(table.column("query_id"))
+    return table
+
+
 def collect(
     results: Iterable[pa.RecordBatch], definition: Definition, ranked: bool = False
 ) -> NDCGResult:
@@ -405,15 +497,11 @@ def collect(
     Raises an InputError (a ValueError) when a query id occurs twice (the input was not grouped
     by query).
     """
-    # batches without rows carry nothing, and their query-id type may predate the stream's
-    batches = [batch for batch in results if batch.num_rows]
-    table = pa.Table.from_batches(batches) if batches else None
-    n_cut = len(definition.cutoffs)
-    if table is None or table.num_rows == 0:
-        empty = np.zeros((0, n_cut))
+    table = _grouped_results(results)
+    if table is None:
+        empty = np.zeros((0, len(definition.cutoffs)))
         return definition.finish(np.zeros(0, dtype=np.int64), empty, empty.copy(), ranked=ranked)
     ids = table.column("query_id")
-    _require_grouped(ids)
     dcg = np.column_stack(
         [table.column(f"dcg{cutoff_label(k)}").to_numpy() for k in definition.cutoffs]
     )

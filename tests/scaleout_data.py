@@ -102,3 +102,25 @@ def assert_same_mean(got, expected) -> None:
             np.testing.assert_allclose(got[k], expected[k], rtol=1e-12, atol=0)
     else:
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+
+
+def measures_reference(table: pa.Table, **options) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Single-machine per-query values of the measures (query_id, n_items, one column per
+    measure) sorted by query id, and each measure's summary (``MeasuresResult.mean``)."""
+    result = fastndcg.evaluate_table(table, **options)
+    frame = result.to_pandas().sort_values("query_id", ignore_index=True)
+    ids, counts = np.unique(table.column("qid").to_numpy(), return_counts=True)
+    np.testing.assert_array_equal(frame["query_id"].to_numpy(), ids)
+    frame.insert(1, "n_items", counts)
+    return frame, dict(zip(result.measures, result.mean.tolist(), strict=True))
+
+
+def assert_same_measures(got, expected: pd.DataFrame) -> None:
+    """Per query, the very values of the single machine (bit for bit), every query once."""
+    if isinstance(got, (pa.Table, pa.RecordBatch)):
+        got = got.to_pandas()
+    assert list(got.columns) == list(expected.columns)
+    assert got["query_id"].is_unique, "a query was scored in pieces"
+    got = got.sort_values("query_id", ignore_index=True)
+    for name in expected.columns:
+        np.testing.assert_array_equal(got[name].to_numpy(), expected[name].to_numpy(), name)

@@ -34,6 +34,7 @@ from fastndcg.cli.sources import (
     call_options,
     check_inputs,
     compare_sources,
+    measure_sources,
     naming,
     score_sources,
     trec_eval_order,
@@ -185,52 +186,79 @@ def measure_names(args: argparse.Namespace, given: set[str]) -> list[str]:
 
 
 def _measures(args: argparse.Namespace, given: set[str], names: list[str]) -> int:
-    """``fastndcg score --qrels Q --run R -m NAME ...``: the measures of every run."""
+    """``fastndcg score ... -m NAME ...``: the measures of every TREC run or prediction file."""
     from fastndcg._core.measures import parse_measures
+
+    if "k" in given:
+        raise UsageError("-k is nDCG's cutoff: with -m, name nDCG@k (or ndcg_cut.k) instead")
+    if args.compare_presets is not None:
+        raise UsageError("-m goes with one --preset, not --compare-presets")
+    measures = parse_measures(names)
+    trec = bool(args.qrels or args.run)
+    options = call_options(args, given, trec=trec)
+    options.pop("k", None)
+    if "relevance_level" in given:
+        options["relevance_level"] = args.relevance_level
+    if not trec:
+        results = measure_sources(args, given, measures, options)
+    elif args.engine != "local":
+        raise UsageError(f"--engine {args.engine} scores Parquet predictions, not TREC runs")
+    else:
+        results = _measures_of_runs(args, measures, options)
+    if args.per_query and args.per_query != "-":
+        write_per_query(args.per_query, results)
+    lines = args.per_query_lines or args.per_query == "-"
+    rows: list[dict[str, Any]] = []
+    label = "run" if trec else "source"
+    for source, result in [] if trec and _trec_eval_layout(args) else results:
+        if lines:
+            for q, query in enumerate(result.query_ids):
+                values = dict(zip(result.measures, result.per_query[q].tolist(), strict=True))
+                rows.append({label: source, "query_id": str(query), **values})
+        else:
+            values = dict(zip(result.measures, result.mean.tolist(), strict=True))
+            rows.append({label: source, "queries": result.n_queries, **values})
+    if rows:
+        print(format_rows(rows, args.format, args.digits), flush=True)
+    return 0
+
+
+def _measures_of_runs(
+    args: argparse.Namespace, measures: tuple[Any, ...], options: dict[str, Any]
+) -> list[tuple[str, Any]]:
+    """The measures of every TREC run; in trec_eval's layout, printed as trec_eval does."""
     from fastndcg._core.measures.trec_layout import format_trec_eval
     from fastndcg._evaluate import evaluate_run
     from fastndcg._io.trec_text import read_once
 
     if not (args.qrels and args.run):
-        raise UsageError("-m computes measures of TREC runs: give --qrels and --run")
-    if "k" in given:
-        raise UsageError("-k is nDCG's cutoff: with -m, name nDCG@k (or ndcg_cut.k) instead")
-    if args.engine != "local" or args.compare_presets is not None:
-        raise UsageError("-m goes with the local engine and one --preset")
-    options = call_options(args, given, trec=True)
-    options.pop("k", None)
-    if "relevance_level" in given:
-        options["relevance_level"] = args.relevance_level
-    measures = parse_measures(names)
+        raise UsageError("TREC scoring needs --qrels and at least one --run")
     qrels = read_once(args.qrels, "qrels")
     lines = args.per_query_lines or args.per_query == "-"
-    trec_eval = (args.preset or "").startswith("trec_eval") and args.format == "table"
-    rows: list[dict[str, Any]] = []
+    results = []
     for run in args.run:
         with naming(run, args.qrels):
             result = evaluate_run(qrels, run, measures=list(measures), **options)
-        if trec_eval:  # trec_eval's own layout: queries in byte order, the run's id first
-            order = sorted(range(result.n_queries), key=lambda q: str(result.query_ids[q]).encode())
-            text = format_trec_eval(
-                measures,
-                [str(result.query_ids[q]) for q in order],
-                result.per_query[order],
-                run_id=_run_id(run),
-                queries=lines,
-                summary=list(result.mean),
-            )
-            print(text, end="", flush=True)
+        results.append((run, result))
+        if not _trec_eval_layout(args):
             continue
-        if lines:
-            for q, query in enumerate(result.query_ids):
-                values = dict(zip(result.measures, result.per_query[q].tolist(), strict=True))
-                rows.append({"run": run, "query_id": str(query), **values})
-        else:
-            values = dict(zip(result.measures, result.mean.tolist(), strict=True))
-            rows.append({"run": run, "queries": result.n_queries, **values})
-    if rows:
-        print(format_rows(rows, args.format, args.digits), flush=True)
-    return 0
+        # trec_eval's own layout: queries in byte order, the run's id first
+        order = sorted(range(result.n_queries), key=lambda q: str(result.query_ids[q]).encode())
+        text = format_trec_eval(
+            measures,
+            [str(result.query_ids[q]) for q in order],
+            result.per_query[order],
+            run_id=_run_id(run),
+            queries=lines,
+            summary=list(result.mean),
+        )
+        print(text, end="", flush=True)
+    return results
+
+
+def _trec_eval_layout(args: argparse.Namespace) -> bool:
+    """Whether the measures of TREC runs are printed as trec_eval prints them."""
+    return (args.preset or "").startswith("trec_eval") and args.format == "table"
 
 
 def _run_id(path: str) -> str | None:

@@ -206,6 +206,30 @@ def score_sources(args: argparse.Namespace, given: set[str]) -> list[tuple[str, 
     return results
 
 
+def measure_sources(
+    args: argparse.Namespace, given: set[str], measures: tuple[Any, ...], options: dict[str, Any]
+) -> list[tuple[str, Any]]:
+    """The measures of every prediction file (``-m``), in this process or on ``--engine``.
+
+    ``options`` are the call's (:func:`call_options`, with the relevance level). On Dask or
+    Spark each source gives the totals of its measures (per-query values stay there).
+    """
+    from fastndcg._evaluate import evaluate_table
+    from fastndcg._parquet import evaluate_parquet
+
+    options = {**options, "measures": list(measures)}
+    if args.engine != "local":
+        return score_on_engine_sources(args, given, options)
+    if args.cluster is not None or args.colocated:
+        raise UsageError("--cluster and --colocated go with --engine dask or --engine spark")
+    entries = {"ndcg_table": evaluate_table, "ndcg_parquet": evaluate_parquet}
+    results = []
+    for source, entry, inputs, data in jobs(args):
+        with naming(source):
+            results.append((source, entries[entry](*inputs, **data, **options)))
+    return results
+
+
 @contextlib.contextmanager
 def naming(source: str, qrels: str | None = None) -> Iterator[None]:
     """Errors about the data of ``source`` say which input it was (several may be given).
@@ -256,8 +280,13 @@ def compare_sources(args: argparse.Namespace, given: set[str]) -> list[dict[str,
     return rows
 
 
-def score_on_engine_sources(args: argparse.Namespace, given: set[str]) -> list[tuple[str, Any]]:
-    """Parquet predictions scored on Dask or Spark (``--engine``): aggregates, not per query."""
+def score_on_engine_sources(
+    args: argparse.Namespace, given: set[str], options: dict[str, Any] | None = None
+) -> list[tuple[str, Any]]:
+    """Parquet predictions scored on Dask or Spark (``--engine``): aggregates, not per query.
+
+    ``options``: the call's (default: :func:`call_options`), with ``measures`` for theirs.
+    """
     from fastndcg._scaleout import score_on_engine
 
     if args.qrels or args.run:
@@ -276,7 +305,8 @@ def score_on_engine_sources(args: argparse.Namespace, given: set[str]) -> list[t
                 "score it without --engine"
             )
         check_parquet(Path(source))
-    options = call_options(args, given, trec=False)
+    if options is None:
+        options = call_options(args, given, trec=False)
     columns = dict(qid=args.qid, grade=args.grade, score=args.score or None)
     where = dict(cluster=args.cluster, colocated=args.colocated)
     return [

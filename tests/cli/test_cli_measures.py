@@ -1,9 +1,11 @@
-"""``fastndcg score -m``: the measures of TREC runs, and trec_eval's own printed layout."""
+"""``fastndcg score -m``: the measures of TREC runs (and trec_eval's own printed layout) and of
+prediction files."""
 
 from __future__ import annotations
 
 import json
 
+import pyarrow.parquet as pq
 import pytest
 from conftest import TEST_DATA
 
@@ -110,7 +112,57 @@ def test_refusals_are_one_line(capsys, args, message):
     assert err.count("\n") == 1
 
 
-def test_measures_need_trec_runs(capsys):
-    predictions = TEST_DATA / "derived" / "lgb_mq2008" / "predictions.parquet"
-    status, _, err = run(capsys, predictions, "--grade", "label", "-m", "P@10")
-    assert status == 2 and "--qrels and --run" in err
+PREDICTIONS = TEST_DATA / "derived" / "lgb_mq2008" / "predictions.parquet"
+
+
+def test_measures_of_prediction_files_are_those_of_evaluate_parquet(capsys, tmp_path):
+    names = ["P@10", "AP", "nDCG@10", "RR@10"]
+    flags = [x for name in names for x in ("-m", name)]
+    expected = fastndcg.evaluate_parquet(PREDICTIONS, grade="label", measures=names)
+    status, out, _ = run(capsys, PREDICTIONS, "--grade", "label", *flags, "--format", "json")
+    assert status == 0
+    row = json.loads(out)["results"][0]
+    assert row["source"] == str(PREDICTIONS) and row["queries"] == expected.n_queries
+    assert [row[name] for name in names] == list(expected.mean)
+    # a CSV file of the same rows: the same numbers, through evaluate_table
+    csv = tmp_path / "predictions.csv"
+    pq.read_table(PREDICTIONS).to_pandas().to_csv(csv, index=False)
+    status, out, _ = run(capsys, csv, "--grade", "label", *flags, "--format", "json")
+    assert [json.loads(out)["results"][0][name] for name in names] == list(expected.mean)
+    # -q: one row per query; --per-query: a file of them
+    per_query = tmp_path / "per_query.parquet"
+    status, out, _ = run(capsys, PREDICTIONS, "--grade", "label", "-m", "P@5", "-q",
+                         "--format", "csv", "--per-query", per_query)  # fmt: skip
+    lines = out.splitlines()
+    assert lines[0] == "source,query_id,P@5" and len(lines) == 1 + expected.n_queries
+    written = pq.read_table(per_query)
+    assert written.column_names == ["source", "query_id", "P@5"]
+    p5 = fastndcg.evaluate_parquet(PREDICTIONS, grade="label", measures="P@5")
+    assert written.column("P@5").to_pylist() == p5.per_query[:, 0].tolist()
+    assert written.column("query_id").to_pylist() == [str(q) for q in p5.query_ids]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "P@10", "-k", "10"], "name nDCG@k"),
+        (["-m", "P@10", "--grade", "relevance"], "--grade <column name>"),
+        (["-m", "bpref", "--grade", "label"], "--ties"),
+        (["-m", "P@10", "--grade", "label", "--compare-presets"], "--compare-presets"),
+    ],
+)
+def test_refusals_on_prediction_files_are_one_line(capsys, args, message):
+    status, out, err = run(capsys, PREDICTIONS, *args)
+    assert status == 2 and out == ""
+    assert err.startswith("fastndcg: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_per_query_file_of_trec_runs_beside_trec_eval_s_layout(capsys, tmp_path):
+    per_query = tmp_path / "per_query.csv"
+    status, out, _ = run(capsys, "--qrels", QRELS, "--run", RUN, "-m", "map", "--preset",
+                         "trec_eval", "--per-query", per_query)  # fmt: skip
+    assert status == 0 and out.splitlines()[-1].startswith("map ")
+    expected = fastndcg.evaluate_run(QRELS, RUN, measures="map", preset="trec_eval")
+    lines = per_query.read_text().splitlines()
+    assert lines[0] == '"source","query_id","map"' and len(lines) == 1 + expected.n_queries

@@ -22,7 +22,7 @@ from fastndcg._core.layout import build_layout
 from fastndcg._core.measures import Measure
 from fastndcg._core.measures.definitions import DEFAULT
 from fastndcg._core.measures.engine import Judged, Scoring, compute
-from fastndcg._evaluate import MeasuresInput
+from fastndcg._evaluate import MeasuresInput, Measuring
 
 TREC = TEST_DATA / "real" / "trec_eval_test"
 QRELS = TREC / "qrels.test"
@@ -80,7 +80,7 @@ def one_input(queries, measure, rules, backend, ties):
             np.fmax(labels, 0.0), scores, offsets=offsets, backend=definition.backend
         )
     scoring = Scoring(layout, labels, judgments)
-    return MeasuresInput(definition, rules, (measure,), 1, scoring)
+    return MeasuresInput(definition, Measuring(rules, (measure,), 1, None), scoring)
 
 
 def shares_sum(explained):

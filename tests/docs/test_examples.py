@@ -25,6 +25,7 @@ EXPECTED = {
     "docs/user-guide/ties.md": ["average      0.5078", "True True"],
     "docs/user-guide/presets.md": ["trec_eval9", "(baseline)"],
     "docs/user-guide/training-loops.md": ["{'nDCG@10': ", "'RR@10': "],
+    "docs/user-guide/measures.md": ["True [ True  True  True  True]", "nDCG@3"],
     "docs/user-guide/comparing-runs.md": [
         "PairedComparison",
         "query 2, NDCG@3",

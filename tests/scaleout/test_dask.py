@@ -25,8 +25,10 @@ from conftest import NUMBA_BLOCKED, TESTS
 from scaleout_data import (
     LONG_QUERY,
     assert_same_mean,
+    assert_same_measures,
     assert_same_per_query,
     judged_table,
+    measures_reference,
     query_starts,
     reference,
     shuffled,
@@ -413,6 +415,23 @@ def test_command_line_on_a_dask_cluster(client, table, tmp_path):
             assert row[f"ndcg{'' if k is None else f'@{k}'}"] == pytest.approx(mean, rel=1e-12)
 
 
+def test_measures_on_the_command_line_on_a_dask_cluster(client, table, tmp_path):
+    from fastndcg.cli import main
+
+    write_query_ranges(table, tmp_path, [0, 100, 200, 300], row_group_size=50)
+    names = ["P@10", "AP", "nDCG@10"]
+    expected = fastndcg.evaluate_parquet(tmp_path, measures=names)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        status = main(["score", str(tmp_path), "--engine", "dask", "--cluster",
+                       client.scheduler.address, "-m", "P@10", "-m", "AP", "-m", "nDCG@10",
+                       "--colocated", "--format", "json"])  # fmt: skip
+    assert status == 0
+    (row,) = json.loads(out.getvalue())["results"]
+    assert row["queries"] == expected.n_queries
+    assert [row[name] for name in names] == pytest.approx(list(expected.mean), rel=1e-12)
+
+
 def test_a_file_rewritten_before_the_workers_read_it_is_an_error(
     client, table, tmp_path, monkeypatch
 ):
@@ -469,3 +488,52 @@ def test_command_line_with_a_bad_scheduler_address_fails_at_once(tmp_path, addre
 def test_module_example(client):
     failures, tried = doctest.testmod(fdask, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failures == 0
+
+
+MEASURES = ["nDCG@10", "P@5", "R@10", "AP", "RR", "Success@3", "Judged@10", "NumRelRet"]
+
+
+def test_measures_of_shuffled_rows_are_those_of_evaluate(client, table):
+    rows = shuffled(table, seed=11)
+    options = dict(measures=MEASURES, relevance_level=2)
+    expected, mean = measures_reference(rows, **options)
+    ddf = frame_of(rows, 5)
+    per_query, total = dask.compute(fdask.per_query(ddf, **options), fdask.evaluate(ddf, **options))
+    assert_same_measures(per_query, expected)
+    assert_same_mean(total, mean)
+    totals = fdask.totals(ddf, **options).compute()
+    assert totals.measures == tuple(MEASURES) and totals.n_queries == len(expected)
+    assert totals.n_rows == table.num_rows
+    skipped = fastndcg.evaluate_table(rows, **options).n_skipped
+    assert skipped.any()  # queries without a relevant judgment are left out of the means
+    np.testing.assert_array_equal(totals.n_skipped, skipped)
+
+
+def test_measures_of_colocated_queries_under_a_tool_s_definitions(client, table):
+    """trec_eval's measures in the input order of ties: GMAP, counts, a measure per cutoff."""
+    options = dict(measures=["map", "gm_map", "P.5,10", "num_rel_ret", "bpref"], ties="stable")
+    options.update(preset="trec_eval", zero_idcg="skip")
+    expected, mean = measures_reference(table, **options)
+    ddf = by_query(table, [0, 100, 300])
+    per_query = fdask.per_query(ddf, colocated=True, **options)
+    total = fdask.evaluate(ddf, colocated=True, validate="exact", **options)
+    got, total = client.compute([per_query, total], sync=True)
+    assert_same_measures(got, expected)
+    assert list(total) == ["map", "gm_map", "P_5", "P_10", "num_rel_ret", "bpref"]
+    assert_same_mean(total, mean)
+
+
+def test_measures_refusals(client, table):
+    ddf = frame_of(table, 3)
+    with pytest.raises(fastndcg.OptionTypeError, match=r"fastndcg\.dask\.evaluate"):
+        fdask.ndcg(ddf, measures=["P@10"])
+    with pytest.raises(fastndcg.OptionTypeError, match="nDCG@10"):
+        fdask.evaluate(ddf, measures=["P@10"], k=10)
+    with pytest.raises(fastndcg.OptionError, match="'ERR@10'"):
+        fdask.evaluate(ddf, measures=["ERR@10"])  # needs a tie order
+    with pytest.raises(fastndcg.OptionError, match="ties='stable' depends on the order"):
+        fdask.per_query(ddf, measures=["ERR@10"], ties="stable")
+    with pytest.raises(fastndcg.OptionError, match="relevance_level"):
+        fdask.per_query(ddf, relevance_level=2)
+    with pytest.raises(fastndcg.OptionError, match="nearest"):
+        fdask.per_query(ddf, measures=["P@ten"])

@@ -21,8 +21,10 @@ import pytest
 from conftest import NUMBA_BLOCKED, TESTS
 from scaleout_data import (
     assert_same_mean,
+    assert_same_measures,
     assert_same_per_query,
     judged_table,
+    measures_reference,
     reference,
     shuffled,
     thread_probe,
@@ -96,6 +98,21 @@ def test_scattered_rows_give_the_single_machine_values(spark, fspark, table, opt
     df = frame(spark, table, 5)
     assert_same_per_query(fspark.per_query(df, **options).toArrow(), expected)
     assert_same_mean(fspark.ndcg(df, **options), mean)
+
+
+def test_measures_of_scattered_rows_are_those_of_evaluate(spark, fspark, table):
+    options = dict(measures=["nDCG@10", "P.5,10", "map", "recip_rank", "num_ret"])
+    options.update(preset="trec_eval", ties="average")
+    expected, mean = measures_reference(table, **options)
+    df = frame(spark, table, 5)
+    assert_same_measures(fspark.per_query(df, **options).toArrow(), expected)
+    assert_same_mean(fspark.evaluate(df, **options), mean)
+    totals = fspark.totals(df, **options)
+    assert totals.n_rows == table.num_rows and totals.n_queries == len(expected)
+    with pytest.raises(fastndcg.OptionTypeError, match=r"fastndcg\.spark\.evaluate"):
+        fspark.ndcg(df, measures=["P@10"])
+    with pytest.raises(fastndcg.OptionError, match="ties='stable' depends on the order"):
+        fspark.evaluate(df, measures=["ERR@10"], ties="stable")
 
 
 def test_scoring_each_arrow_batch_alone_is_caught(spark, fspark, table):

@@ -29,6 +29,8 @@ SCALEOUT = "scaleout"  # fastndcg.dask and fastndcg.spark
 COMMAND = "command"  # fastndcg score
 EVALUATE = "evaluate"  # the measures beside NDCG: fastndcg.evaluate
 EVALUATE_RUN = "evaluate_run"  # ... and fastndcg.evaluate_run
+EVALUATE_TABLE = "evaluate_table"  # ... fastndcg.evaluate_table
+EVALUATE_PARQUET = "evaluate_parquet"  # ... and fastndcg.evaluate_parquet
 
 # The groups options are listed in (the command's --help, the documentation).
 GROUPS = {

@@ -13,7 +13,9 @@ from fastndcg._core.measures import parse_measures
 from fastndcg._core.options.model import (
     COMMAND,
     EVALUATE,
+    EVALUATE_PARQUET,
     EVALUATE_RUN,
+    EVALUATE_TABLE,
     NDCG,
     PARQUET,
     RUN,
@@ -70,7 +72,11 @@ _ARRAYS = frozenset({NDCG, TABLE})  # entry points that take every data option
 _DEFINING = frozenset({NDCG, TABLE, PARQUET, RUN, STREAM, SCORER, SCALEOUT, COMMAND})
 _CALLS = frozenset({NDCG, TABLE, PARQUET, RUN, STREAM, SCALEOUT, COMMAND})  # not Scorer
 _PRESETS = frozenset({NDCG, TABLE, PARQUET, RUN, SCALEOUT, COMMAND})
-_COLUMNS = frozenset({TABLE, PARQUET, STREAM, SCALEOUT, COMMAND})
+_COLUMNS = frozenset({TABLE, PARQUET, STREAM, SCALEOUT, COMMAND, EVALUATE_TABLE, EVALUATE_PARQUET})
+# the entry points of the measures beside NDCG
+_MEASURES = frozenset(
+    {EVALUATE, EVALUATE_RUN, EVALUATE_TABLE, EVALUATE_PARQUET, STREAM, SCALEOUT, COMMAND}
+)
 
 _TABLE = (
     # -- the NDCG definition ------------------------------------------------------------------
@@ -256,7 +262,7 @@ _TABLE = (
         "judgment grades for ideal='global'",
         None,
         "input",
-        _ARRAYS | {PARQUET, STREAM, SCALEOUT},
+        _ARRAYS | {PARQUET, STREAM, SCALEOUT, EVALUATE_TABLE},
         values="None, array",
     ),
     Option(
@@ -264,7 +270,7 @@ _TABLE = (
         "query id of every judgment (with ideal_grades)",
         None,
         "input",
-        _ARRAYS | {PARQUET, STREAM, SCALEOUT},
+        _ARRAYS | {PARQUET, STREAM, SCALEOUT, EVALUATE_TABLE},
         values="None, array",
     ),
     Option(
@@ -272,7 +278,7 @@ _TABLE = (
         "CSR offsets of the judgment lists, one per query (with ideal_grades)",
         None,
         "input",
-        _ARRAYS,
+        _ARRAYS | {EVALUATE_TABLE},
         values="None, array",
     ),
     Option(
@@ -383,7 +389,7 @@ _TABLE = (
         "rows per streamed batch",
         1 << 20,
         "parquet",
-        frozenset({PARQUET, COMMAND}),
+        frozenset({PARQUET, EVALUATE_PARQUET, COMMAND}),
         check_int("batch_rows", 1, "a positive int"),
         values="int >= 1",
         flag=Flag(
@@ -395,7 +401,7 @@ _TABLE = (
         "stream query-grouped files batch by batch, or group all rows in memory",
         "stream",
         "parquet",
-        frozenset({PARQUET, COMMAND}),
+        frozenset({PARQUET, EVALUATE_PARQUET, COMMAND}),
         choices=GROUPINGS,
         flag=Flag(("--group",), help="Parquet: stream query-grouped files, or group in memory"),
     ),
@@ -404,7 +410,7 @@ _TABLE = (
         "show a progress bar; None: only on an interactive terminal",
         None,
         "parquet",
-        frozenset({PARQUET, COMMAND}),
+        frozenset({PARQUET, EVALUATE_PARQUET, COMMAND}),
         check_bool("progress", optional=True),
         values="None, False, True",
         flag=Flag(
@@ -449,7 +455,7 @@ _TABLE = (
         "map, mrr@10, P(rel=2)@10, ...)",
         None,
         "measures",
-        frozenset({EVALUATE, EVALUATE_RUN, COMMAND}),
+        _MEASURES,
         parse_measures,
         values="name, Measure, or a list of them",
         flag=Flag(
@@ -467,7 +473,7 @@ _TABLE = (
         "-l, ranx rel_lvl)",
         1,
         "measures",
-        frozenset({EVALUATE, EVALUATE_RUN, COMMAND}),
+        _MEASURES,
         check_int("relevance_level", 0, "an int >= 0"),
         values="int >= 0",
         flag=Flag(

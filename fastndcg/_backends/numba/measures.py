@@ -66,6 +66,12 @@ from fastndcg._contract.codes import (
 )
 
 _RUN = 16  # rows ordered by insertion before the merges
+# what _count counts (see _counts), and the first rank: int64 constants, not literals (a literal
+# argument has Numba compile the callee once more for its literal type)
+_RELEVANT = np.int64(0)
+_NONNEGATIVE = np.int64(1)
+_JUDGED = np.int64(2)
+_TOP = np.int64(0)
 _GOLDEN = np.uint64(SPLITMIX_GOLDEN)
 _MIX1 = np.uint64(SPLITMIX_MIX1)
 _MIX2 = np.uint64(SPLITMIX_MIX2)
@@ -251,10 +257,10 @@ def _expected(ranked, depth, level, what, ties):
     if average and depth > 0:
         start, end = starts[depth - 1], ends[depth - 1]
         if end > depth:
-            full = _count(ranked, 0, start, level, what)
+            full = _count(ranked, _TOP, start, level, what)
             group = _count(ranked, start, end, level, what)
             return full + (group * (depth - start)) / (end - start)
-    return float(_count(ranked, 0, depth, level, what))
+    return float(_count(ranked, _TOP, depth, level, what))
 
 
 @njit(cache=True, _nrt=False)
@@ -266,7 +272,7 @@ def _first_group(ranked, depth, level, ends):
     i = 0
     while i < depth:
         end = ends[i]
-        found = _count(ranked, i, end, level, 0)
+        found = _count(ranked, i, end, level, _RELEVANT)
         if found > 0:
             return i, end, found
         i = end
@@ -325,7 +331,7 @@ def _expected_precisions(ranked, depth, level, ends):
     while i < depth:
         end = ends[i]
         size = end - i
-        found = _count(ranked, i, end, level, 0)
+        found = _count(ranked, i, end, level, _RELEVANT)
         if found > 0:
             for j in range(1, min(size, depth - i) + 1):
                 inner = 0.0 if size == 1 else (j - 1) * (found - 1) / (size - 1)
@@ -412,7 +418,7 @@ def _rbp(ranked, depth, level, p, gain_rule, top_grade, ties):
 
 @njit(cache=True, _nrt=False)
 def _rbp_residual(ranked, n, p, ties):
-    if _count(ranked, 0, n, 0.0, 1) == n:
+    if _count(ranked, _TOP, n, 0.0, _NONNEGATIVE) == n:
         return 0.0  # trec_eval sets it only when a retrieved document is unjudged
     tail = 1.0
     for _ in range(n):
@@ -438,7 +444,7 @@ def _iprec(ranked, n, level, big_r, recall, rounding):
         needed = math.floor(recall * big_r + 0.5)
     else:
         needed = int(recall * big_r + 0.9)
-    if n == 0 or needed > _count(ranked, 0, n, level, 0):
+    if n == 0 or needed > _count(ranked, _TOP, n, level, _RELEVANT):
         return 0.0
     best = 0.0
     found = 0
@@ -471,10 +477,10 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
     if kind == M_NUM_REL:
         return float(big_r)
     if kind == M_NUM_REL_RET:
-        return _expected(ranked, depth, level, 0, ties)
+        return _expected(ranked, depth, level, _RELEVANT, ties)
     if kind == M_P:
         slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
-        return _expected(ranked, depth, level, 0, ties) / slots if slots > 0 else 0.0
+        return _expected(ranked, depth, level, _RELEVANT, ties) / slots if slots > 0 else 0.0
     if kind == M_RR:
         if ties[0]:
             return _expected_rr(ranked, depth, level, ties[2])
@@ -485,7 +491,7 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
     if kind == M_SUCCESS:
         if ties[0]:
             return _expected_success(ranked, depth, level, ties[2])
-        return 1.0 if _count(ranked, 0, depth, level, 0) > 0 else 0.0
+        return 1.0 if _count(ranked, _TOP, depth, level, _RELEVANT) > 0 else 0.0
     if kind == M_RBP:
         return _rbp(ranked, depth, level, param, choice, top_grade, ties)
     if kind == M_RBP_RESID:
@@ -494,21 +500,22 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
         return _err(ranked, depth, err_stop)
     if kind == M_JUDGED:
         slots = depth if choice == 0 else (n if cutoff < 0 else cutoff)
-        what = 1 if choice2 == 1 else 2
+        what = _NONNEGATIVE if choice2 == 1 else _JUDGED
         return _expected(ranked, depth, 0.0, what, ties) / slots if slots > 0 else 0.0
     if kind == M_UNJUDGED:
         slots = n if cutoff < 0 else cutoff
-        return (depth - _expected(ranked, depth, 0.0, 1, ties)) / slots if slots > 0 else 0.0
+        unjudged = depth - _expected(ranked, depth, 0.0, _NONNEGATIVE, ties)
+        return unjudged / slots if slots > 0 else 0.0
     # the measures dividing by R: NaN for the core's no-relevant rule when R = 0
     if big_r == 0:
         return math.nan
     if kind == M_R:
-        return _expected(ranked, depth, level, 0, ties) / (
+        return _expected(ranked, depth, level, _RELEVANT, ties) / (
             big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff)
         )
     if kind == M_F1:
         p_slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
-        hits = _expected(ranked, depth, level, 0, ties)
+        hits = _expected(ranked, depth, level, _RELEVANT, ties)
         precision = hits / p_slots if p_slots > 0 else 0.0
         recall = hits / (big_r if choice2 == 0 or cutoff < 0 else min(big_r, cutoff))
         if precision + recall == 0.0:
@@ -521,7 +528,7 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
             total = _average_precision(ranked, depth, level)
         return total / (big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff))
     if kind == M_RPREC:
-        return _expected(ranked, min(big_r, n), level, 0, ties) / big_r
+        return _expected(ranked, min(big_r, n), level, _RELEVANT, ties) / big_r
     if kind == M_BPREF:
         total = _bpref(ranked, n, level, big_r, big_n, choice2 == 0, choice == 1)
         return total / big_r
@@ -605,7 +612,7 @@ def measure_queries(q0, q1, args, out, relevant):
     label ERR cannot take (-1: none; the chunk stops there, and the caller raises).
     """
     offsets = args.offsets
-    longest = 0
+    longest = np.int64(0)
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
     order = np.empty(longest, dtype=np.int64)

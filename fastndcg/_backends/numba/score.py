@@ -1502,8 +1502,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     whole = False
     for j in range(n_cut):
         whole |= cutoffs[j] < 0
-    longest = 0
-    longest_ideal = 0
+    # int64 zeros, not literals: a literal passed on has Numba compile the callee once more
+    longest = np.int64(0)
+    longest_ideal = np.int64(0)
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
         longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
@@ -1631,7 +1632,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                     members = stop - t
                     if stop == count and tied == level:
                         # positions with this score lie beyond the selection: take the whole group
-                        members = 0
+                        members = np.int64(0)  # (not a literal: see longest)
                         for i in range(n):
                             if sc[i] == level:
                                 pool[members] = _gain(g[i], rules)

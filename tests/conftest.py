@@ -2,7 +2,8 @@
 
 ``FASTNDCG_BLOCK_NUMBA=1`` makes ``import numba`` fail before fastndcg is imported, so a whole
 test run sees a machine without numba: the import guard and the NumPy fallback are exercised for
-real (``scripts/test.sh`` runs the suite a second time that way).
+real (``scripts/test.sh`` runs the suite a second time that way, less the tests marked
+``numba`` or ``subprocess``).
 """
 
 from __future__ import annotations

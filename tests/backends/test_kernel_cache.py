@@ -44,9 +44,9 @@ notes = []  # fastndcg's log records: a first call that compiled for long says s
 logging.getLogger("fastndcg").addHandler(logging.Handler())
 logging.getLogger("fastndcg").handlers[-1].emit = lambda record: notes.append(record.getMessage())
 logging.getLogger("fastndcg").setLevel(logging.INFO)
-caught = warnings.catch_warnings(record=True)
-warned = caught.__enter__()
+warned = []  # every warning, as it would be shown
 warnings.simplefilter("always")
+warnings.showwarning = lambda message, *args, **kwargs: warned.append(str(message))
 
 with event.install_recorder("numba:compile") as recorder:
     fastndcg.warmup()
@@ -99,12 +99,11 @@ for name, call in calls.items():
         {e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer if e.is_start}
     )
 value = float(fastndcg.ndcg(np.array([3, 2, 0]), np.array([0.3, 0.2, 0.1]), k=2))
-caught.__exit__(None, None, None)
 print(json.dumps({
     "in warmup": in_warmup,
     "after warmup": compiled,
     "notes": notes,
-    "warnings": [str(w.message) for w in warned],
+    "warnings": warned,
     "value": value,
     "cache": _runtime.cache_dir(),
     "tmp": os.path.realpath(tempfile.gettempdir()),

@@ -32,15 +32,21 @@ def test_compiled_codes_match_the_source():
     )
 
 
+# A fresh process: warmup() on an empty cache, then the common calls. Prints what compiled
+# where, fastndcg's log notes, the warnings, one NDCG value and the cache directory in use.
 AFTER_WARMUP = """
-import json, logging, os, tempfile
+import json, logging, os, tempfile, warnings
 import numpy as np, pyarrow as pa, pyarrow.parquet as pq, fastndcg
 from numba.core import event
+from fastndcg import _runtime
 
 notes = []  # fastndcg's log records: a first call that compiled for long says so
 logging.getLogger("fastndcg").addHandler(logging.Handler())
 logging.getLogger("fastndcg").handlers[-1].emit = lambda record: notes.append(record.getMessage())
 logging.getLogger("fastndcg").setLevel(logging.INFO)
+warned = []  # every warning, as it would be shown
+warnings.simplefilter("always")
+warnings.showwarning = lambda message, *args, **kwargs: warned.append(str(message))
 
 with event.install_recorder("numba:compile") as recorder:
     fastndcg.warmup()
@@ -92,54 +98,116 @@ for name, call in calls.items():
     compiled[name] = sorted(
         {e.data["dispatcher"].py_func.__name__ for _, e in recorder.buffer if e.is_start}
     )
-print(json.dumps({"in warmup": in_warmup, "after warmup": compiled, "notes": notes}))
+value = float(fastndcg.ndcg(np.array([3, 2, 0]), np.array([0.3, 0.2, 0.1]), k=2))
+print(json.dumps({
+    "in warmup": in_warmup,
+    "after warmup": compiled,
+    "notes": notes,
+    "warnings": warned,
+    "value": value,
+    "cache": _runtime.cache_dir(),
+    "tmp": os.path.realpath(tempfile.gettempdir()),
+}))
+"""
+
+# What a read-only file system does to every directory but the temporary one: Numba finds no
+# cache directory beside the package nor in the home directory.
+READ_ONLY = """
+import os, tempfile
+from numba.core import caching
+
+def read_only(self):
+    path = self.get_cache_path()
+    if not os.path.realpath(path).startswith(os.path.realpath(tempfile.gettempdir())):
+        raise OSError(30, "Read-only file system", path)
+    return original(self)
+
+original = caching._CacheLocator.ensure_cache_path
+caching._CacheLocator.ensure_cache_path = read_only
 """
 
 
-def _compiled_around_warmup(cache_dir, before: str = "") -> dict:
+def _compiled_around_warmup(tmp_path, before: str = "", env=None, cwd=None) -> dict:
     """Which kernels a fresh process compiles in ``warmup()`` and in common calls after it.
 
     The cache must start empty: a kernel loaded from a filled cache sends no compile event.
+    Each cold compile takes tens of seconds, so each of the two runs below checks several
+    things at once. The script runs from a file in its own directory, so that the current
+    directory (``cwd``) is not on the parent's import path, as for the ``fastndcg`` command.
     """
     import json
     import os
     import subprocess
     import sys
 
+    script = tmp_path / "script" / "after_warmup.py"
+    script.parent.mkdir()
+    script.write_text(before + AFTER_WARMUP)
     out = subprocess.run(
-        [sys.executable, "-c", before + AFTER_WARMUP],
+        [sys.executable, str(script)],
         capture_output=True,
         text=True,
-        check=True,
-        env=dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir)),
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=900,
     )
+    assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     """After ``warmup()`` on an empty cache none of the common calls compiles, and the scoring
-    kernel came from the helper process (through the cache), not from this one."""
-    compiled = _compiled_around_warmup(tmp_path)
+    kernel came from the helper process (through the cache), not from this one.
+
+    The current directory holds a ``numpy.py``: it does not run in the helper that compiles
+    the scoring kernel (it ran there before: the helper was a plain ``python -c``).
+    """
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    marker = tmp_path / "ran"
+    (workdir / "numpy.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(7)\n")
+    compiled = _compiled_around_warmup(
+        tmp_path, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache")}, cwd=workdir
+    )
+    assert not marker.exists()
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
     assert len(after) == 11
-    assert "score_queries" not in compiled["in warmup"]
+    assert "score_queries" not in compiled["in warmup"]  # the helper ran and compiled it
     assert "measure_queries" in compiled["in warmup"]
     assert {"scan_floats", "scan_integers", "run_starts", "stray_whitespace"} <= set(
         compiled["in warmup"]
     )
     assert compiled["notes"] == []  # loaded from the cache the helper filled: nothing to say
+    assert compiled["warnings"] == []  # no helper failed
+    assert compiled["cache"].startswith(str(tmp_path / "cache"))
 
 
 def test_warmup_compiles_everything_itself_where_no_helper_can_start(tmp_path):
-    """A frozen application cannot start a Python helper: warmup compiles every kernel alone."""
-    compiled = _compiled_around_warmup(tmp_path, before="import sys; sys.frozen = True\n")
+    """A frozen application cannot start a Python helper: warmup compiles every kernel alone.
+
+    Here no cache directory is writable either (a read-only install run by a user without a
+    writable home): fastndcg still runs, with the kernels in a temporary directory and one
+    warning.
+    """
+    (tmp_path / "tmp").mkdir()
+    env = {"HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path / "tmp"), "NUMBA_CACHE_DIR": ""}
+    compiled = _compiled_around_warmup(
+        tmp_path, before="import sys; sys.frozen = True\n" + READ_ONLY, env=env
+    )
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
     assert "score_queries" in compiled["in warmup"]
+    assert compiled["value"] == pytest.approx(1.0)
+    (warning,) = compiled["warnings"]
+    assert "NUMBA_CACHE_DIR" in warning
+    # the temporary directory in use: fastndcg info names it
+    assert compiled["cache"].startswith(compiled["tmp"])
+    tmp_parts = compiled["tmp"].split("/")
+    assert compiled["cache"].split("/")[len(tmp_parts)].startswith("fastndcg-numba-cache-")
     # compiled here, for seconds: said once, with the time and the cache
     (note,) = compiled["notes"]
-    assert note.startswith("compiled the Numba scoring kernel in ") and str(tmp_path) in note
+    assert note.startswith("compiled the Numba scoring kernel in ") and compiled["cache"] in note
 
 
 def test_a_stuck_helper_is_stopped(monkeypatch):
@@ -155,34 +223,6 @@ def test_a_stuck_helper_is_stopped(monkeypatch):
     _runtime._wait_or_stop(helper)
     assert helper.returncode is not None
     assert time.perf_counter() - start < 30
-
-
-def test_the_compile_helper_ignores_the_current_directory(tmp_path):
-    """A numpy.py in the current directory does not run in the helper that compiles the scoring
-    kernel (it ran there before: the helper was a plain ``python -c``), and warmup succeeds."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    script = Path(sys.executable).parent / "fastndcg"
-    if not script.exists():
-        pytest.skip("the fastndcg command is not installed beside this Python")
-    marker = tmp_path / "ran"
-    (tmp_path / "numpy.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(7)\n")
-    cache = tmp_path / "cache"
-    run = subprocess.run(
-        [str(script), "warmup"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)),
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "kernels ready" in run.stdout
-    assert not marker.exists()
-    assert "failed" not in run.stderr  # the helper compiled the scoring kernel
 
 
 def test_a_failing_helper_is_reported_and_the_kernel_compiled_here(monkeypatch):

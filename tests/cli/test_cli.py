@@ -89,6 +89,7 @@ def test_score_json_and_csv_formats():
     }
 
 
+@pytest.mark.subprocess
 def test_score_several_trec_runs_and_per_query_file(tmp_path):
     per_query = tmp_path / "per_query.parquet"
     args = [
@@ -158,6 +159,7 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
     assert rows[0]["ndcg@10"] == rows[2]["ndcg@10"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -307,6 +309,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert len(lines) == 1 and lines[0].startswith("fastndcg: error: ") and message in lines[0]
 
 
+@pytest.mark.subprocess
 def test_argument_errors_exit_2():
     for k in ("ten", "0", "3,-1"):
         run = cli("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
@@ -326,6 +329,7 @@ def test_argument_errors_exit_2():
         assert run.stderr.startswith("fastndcg: error: ") and "--help)" in run.stderr
 
 
+@pytest.mark.subprocess
 def test_library_advice_names_the_flags(tmp_path):
     """Errors raised by the library name the command's flags, not Python keywords."""
     (tmp_path / "x.csv").write_text("q,g\n1,1\n")
@@ -353,6 +357,7 @@ def test_library_advice_names_the_flags(tmp_path):
     assert run.stderr.rstrip().endswith("or group it in memory (--group memory)")
 
 
+@pytest.mark.subprocess
 def test_an_error_in_the_qrels_names_its_file_and_line(tmp_path):
     """Not the run being scored, and the qrels file's line, not a row of a parsed table."""
     (tmp_path / "ok.run").write_text("q1 Q0 d2 1 0.9 s\nq1 Q0 d1 2 0.8 s\n")
@@ -567,6 +572,7 @@ def test_max_grade_help_says_when_it_is_required(tmp_path):
     assert out["results"][0]["ndcg"] == pytest.approx(float(expected), rel=1e-12)
 
 
+@pytest.mark.subprocess
 def test_an_empty_csv_file_is_named(tmp_path):
     (tmp_path / "empty.csv").write_text("")
     run = cli("score", str(tmp_path / "empty.csv"), check=False)
@@ -574,6 +580,7 @@ def test_an_empty_csv_file_is_named(tmp_path):
     assert run.stderr.strip() == f"fastndcg: error: {tmp_path / 'empty.csv'}: Empty CSV file"
 
 
+@pytest.mark.subprocess
 def test_help_shows_options_with_defaults():
     text = cli("score", "--help").stdout
     for fragment in (
@@ -587,6 +594,7 @@ def test_help_shows_options_with_defaults():
         assert fragment in text
 
 
+@pytest.mark.subprocess
 def test_help_states_each_default_once_and_truly():
     """No "(default: None)", "[None]" or a flag's False/True; options whose default is said in
     words (--ideal, --threads, -k, --progress) say it once (--help lists the options in
@@ -635,6 +643,7 @@ def test_compressed_csv_is_read_as_csv(tmp_path):
     assert row["queries"] == 156 and row["ndcg@5"] == pytest.approx(float(expected), rel=1e-12)
 
 
+@pytest.mark.subprocess
 def test_a_file_read_the_wrong_way_says_how_names_pick_readers(tmp_path):
     table = pq.read_table(PREDICTIONS)
     comma = tmp_path / "predictions.txt"  # .txt is read as tab-separated
@@ -656,6 +665,7 @@ def test_a_file_read_the_wrong_way_says_how_names_pick_readers(tmp_path):
         assert ".gz" in lines[0] and "rename the file" in lines[0]
 
 
+@pytest.mark.subprocess
 def test_info_and_warmup():
     info = cli("info").stdout
     for key in ("fastndcg:", "backends:", "numpy:"):
@@ -673,6 +683,7 @@ def test_console_script_is_installed():
     )
 
 
+@pytest.mark.subprocess
 def test_an_error_in_one_of_several_runs_names_it(tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_text("301 Q0 FR940202-2-00045 1 inf sys\n")
@@ -693,6 +704,7 @@ def test_an_error_in_one_of_several_runs_names_it(tmp_path):
     )
 
 
+@pytest.mark.subprocess
 def test_a_closed_output_pipe_is_not_an_error():
     """``fastndcg score ... | head -1``: no traceback when the reader stops early."""
     command = [sys.executable, "-m", "fastndcg", "score", str(PREDICTIONS), "--grade", "label"]
@@ -857,6 +869,7 @@ def test_a_warning_is_one_line(monkeypatch, capsys):
     assert err == ["fastndcg: warning: something to know", "fastndcg: interrupted"]
 
 
+@pytest.mark.subprocess
 def test_a_qrels_grade_too_large_is_blamed_on_the_qrels(tmp_path):
     """Before: 'good.run: gains reach inf ...', naming the run for a grade of the qrels."""
     qrels, run = tmp_path / "grade_huge.qrels", tmp_path / "good.run"
@@ -871,11 +884,13 @@ def test_a_qrels_grade_too_large_is_blamed_on_the_qrels(tmp_path):
     assert f"(the largest grade, 1e+06, is on line 3 of {qrels})" in line
 
 
+@pytest.mark.subprocess
 def test_version():
     run = cli("--version")
     assert run.stdout.strip() == f"fastndcg {fastndcg.__version__}"
 
 
+@pytest.mark.subprocess
 def test_presets_lists_every_preset_with_its_settings():
     text = cli("presets").stdout
     for name, preset in fastndcg.presets().items():
@@ -883,6 +898,7 @@ def test_presets_lists_every_preset_with_its_settings():
     assert "lightgbm: LightGBM ndcg@k" in text and "zero_idcg 'one'" in text
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("how", [["-q"], ["--per-query", "-"]])
 def test_per_query_lines_are_trec_eval_s(how):
     """The per-query lines of trec_eval -q, bit for bit on its own test files (4 decimals)."""
@@ -920,6 +936,7 @@ def test_per_query_lines_use_trec_eval_s_names_only_for_its_numbers(preset):
         }
 
 
+@pytest.mark.subprocess
 def test_trec_eval_s_argument_order_is_read_and_the_other_order_named(tmp_path):
     qrels, run = TREC / "qrels.test", TREC / "results.test"
     named = cli("score", "--qrels", qrels, "--run", run, "-k", "10", "--format", "json")
@@ -969,6 +986,7 @@ def test_trec_files_are_told_by_their_content_whatever_their_names(tmp_path, mon
     assert command.main(["score", "qrels.txt", "run.txt"]) == 0
 
 
+@pytest.mark.subprocess
 def test_trec_runs_without_a_preset_say_how_trec_eval_differs():
     args = ["score", "--qrels", TREC / "qrels.test", "--run", TREC / "results.test", "-k", "10"]
     note = cli(*args).stderr.strip()
@@ -977,6 +995,7 @@ def test_trec_runs_without_a_preset_say_how_trec_eval_differs():
     assert cli(*args, "--preset", "trec_eval").stderr == ""
 
 
+@pytest.mark.subprocess
 def test_json_has_one_shape_whatever_the_number_of_inputs():
     runs = [TREC / "results.test", TREC / "results.trunc"]
     for n in (1, 2):

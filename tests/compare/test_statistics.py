@@ -339,6 +339,7 @@ def test_bootstrap_never_more_significant_than_the_exact_test_at_small_n():
     assert rejected == 0  # 2/32 is the smallest p at n = 5
 
 
+@pytest.mark.subprocess
 def test_fail_if_worse_does_not_fail_on_a_single_query(tmp_path):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
@@ -383,6 +384,7 @@ print("cpu", time.process_time() - cpu)
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("test", ["randomization", "bootstrap"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ctrl_c_stops_the_resampling_within_a_second_and_no_thread_computes(test, backend):
@@ -396,6 +398,7 @@ def test_ctrl_c_stops_the_resampling_within_a_second_and_no_thread_computes(test
     assert float(lines["cpu"]) < 0.1  # nothing left computing
 
 
+@pytest.mark.subprocess
 def test_the_command_exits_130_on_ctrl_c(tmp_path):
     rng = np.random.default_rng(1)
     qrels, a, b = [], [], []

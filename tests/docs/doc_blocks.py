@@ -216,7 +216,14 @@ def run_page(page: Path, tmp_path: Path, monkeypatch, capsys) -> tuple[list, lis
     namespace: dict = {"__name__": "__doc_example__"}
     ran, skipped, output = [], [], []
     last: str | None = None  # what the last block run printed
-    for block in blocks(page):
+    page_blocks = blocks(page)
+    # A bash block runs the command in a child process, where numba is not blocked: the run with
+    # numba blocked would repeat the main run's. It skips those after the page's last Python
+    # block (nothing run in this process reads what they write); earlier ones still run, as the
+    # Python blocks after them read the files they make.
+    python_lines = [b.line for b in page_blocks if b.language == "python" and not b.skip]
+    last_python = max(python_lines, default=0)
+    for block in page_blocks:
         if block.output:
             if last is not None:  # None: the block before was skipped
                 assert _lines(last) == _lines(block.code), (
@@ -232,6 +239,8 @@ def run_page(page: Path, tmp_path: Path, monkeypatch, capsys) -> tuple[list, lis
         needs = [name for name in block.needs() if missing(name)]
         if "pyspark" in block.needs() and numba_blocked:
             needs.append("the numba run (Spark examples run once)")
+        if block.language == "bash" and block.line > last_python and numba_blocked:
+            needs.append("the numba run (the command runs with numba in either run)")
         if needs:
             skipped.append(f"{block.where}: needs {', '.join(needs)}")
             continue

@@ -48,9 +48,9 @@ def warmup(*, compare: bool = False) -> float:
     cache (:class:`~fastndcg._contract.CompiledBackend`) is warmed up.
 
     On an empty cache a helper process compiles the scoring kernel into the cache while this
-    one compiles the rest (the input checks, the TREC join, and the resampling with
-    ``compare=True``), so two cores share the work; where no helper can start (or it fails)
-    this process compiles everything itself.
+    one compiles the rest (the input checks, the TREC join, the measure kernel, and the
+    resampling with ``compare=True``), so two cores share the work; where no helper can start
+    (or it fails) this process compiles everything itself.
     """
     start = time.perf_counter()
     backends = compiled_backends()
@@ -75,6 +75,7 @@ def _warm_up(backend: Any, compare: bool) -> None:
     try:  # meanwhile compile the rest here (the calls below then load it)
         _compile_checks(backend, PARALLEL_MIN_ROWS)
         _compile_trec(name)
+        _compile_measures(name)
         if compare:
             _compile_resampling(backend)
     finally:
@@ -129,6 +130,14 @@ def _compile_trec(name: str) -> None:
     judgments, run = _trec_tables()
     for options in _TREC_CASES:
         prepare_run(judgments, run, backend=name, **options)
+
+
+def _compile_measures(name: str) -> None:
+    """Compile the measure kernel without the scoring one (measures reading whole rankings)."""
+    from fastndcg._evaluate import evaluate
+
+    grades = np.arange(6) % 3
+    evaluate(grades, np.linspace(1.0, 0.0, 6), measures=["AP"], ties="stable", backend=name)
 
 
 def _compile_resampling(backend: Any) -> None:

@@ -202,6 +202,27 @@ def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
     assert (handed[-1].best_rows[distinct, 0] >= 0).all()  # without nDCG: its kernel still ranks
 
 
+@pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not available in this run")
+@pytest.mark.parametrize("tie_rule", ["stable", "random", "pessimistic"])
+def test_whole_rankings_of_short_and_long_lists_agree_with_the_twin(tie_rule):
+    """Whole rankings: counted up to 256 rows (ties by input order), merge-sorted beyond and
+    under the other tie rules; the twin's stable sorts give the same values."""
+    rng = np.random.default_rng(3)
+    queries = []
+    for n in (1, 2, 255, 256, 257, 600, 40, 300):
+        labels = [None if g < 0 else int(g) for g in rng.integers(-1, 4, n)]
+        queries.append((labels, [2], list(rng.integers(0, 30, n) / 4.0)))  # many ties
+    names = [Measure("AP"), Measure("RR"), Measure("R", cutoff=100), Measure("Rprec")]
+    names += [Measure("Bpref"), Measure("NumRelRet")]
+    numba = engine_values(queries, names, DEFAULT, "numba", ties=tie_rule)
+    np.testing.assert_array_equal(
+        engine_values(queries, names, DEFAULT, "numpy", ties=tie_rule), numba
+    )
+    if tie_rule == "stable":
+        expected = oracle_values(queries, names, {})
+        np.testing.assert_allclose(numba, expected, rtol=0, atol=1e-12, equal_nan=True)
+
+
 LINEAR = ("NumRet", "NumRelRet", "P", "R", "F1", "Judged", "Unjudged", "RBP", "NumQ", "NumRel")
 LINEAR_WHOLE = ("Rprec", "RBPResid", "RR", "Success", "AP")  # some: their own formulas
 

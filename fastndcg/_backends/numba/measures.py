@@ -9,8 +9,9 @@ number of relevant judgments ``R`` (recall, AP, R-Prec, bpref, IPrec, F1) gives 
 ``R = 0``, and the core applies the definition's rule for such queries. ``R`` (and bpref's
 ``N``, the largest grade) come from one pass over the query's judgments, in the same loop.
 
-A query is ranked whole (a merge sort of insertion-sorted runs) when a measure reads the whole
-ranking, else only its top ``depth`` rows (an insertion buffer: most rows cost one comparison).
+A query is ranked whole when a measure reads the whole ranking (by counting each row's rank when
+the list is short and ties go by input order or a key, else by a merge sort of insertion-sorted
+runs), else only its top ``depth`` rows (an insertion buffer: most rows cost one comparison).
 Under ``ties="average"`` the tie groups of the ranking are found, and the measures linear in
 what each rank holds give each rank of a group the group's mean (see :func:`_expected`).
 
@@ -63,9 +64,11 @@ from fastndcg._contract.codes import (
     TIE_OPTIMISTIC,
     TIE_PESSIMISTIC,
     TIE_RANDOM,
+    TIE_STABLE,
 )
 
 _RUN = 16  # rows ordered by insertion before the merges
+_COUNT_RANKS = 256  # whole rankings up to this many rows: ranked by counting (see _count_ranks)
 # what _count counts (see _counts), and the first rank: int64 constants, not literals (a literal
 # argument has Numba compile the callee once more for its literal type)
 _RELEVANT = np.int64(0)
@@ -203,10 +206,29 @@ def _select(order, s, n, count, rules):
 
 
 @njit(cache=True, _nrt=False)
-def _rank(order, spare, s, n, depth, ranked, rules):
+def _count_ranks(order, scores, keys, n):
+    """``order[:n]`` = the rows in rank order: score descending, then key ascending.
+
+    Each row's rank is the number of rows before it, counted by ``n * n`` comparisons without
+    a branch, instead of a merge sort's mispredicted branches (measured: AP, RR and R@100 of
+    300,000 lists of median 60 rows 1.34x faster up to 256 rows; a higher bound no faster).
+    ``keys`` are distinct, so the ranks are.
+    """
+    for i in range(n):
+        score, key = scores[i], keys[i]
+        before = 0
+        for j in range(n):
+            other = scores[j]
+            before += np.int64((other > score) | ((other == score) & (keys[j] < key)))
+        order[before] = i
+
+
+@njit(cache=True, _nrt=False)
+def _rank(order, spare, keys, s, n, depth, ranked, finite, rules):
     """Rank the query's rows into ``order``; returns how many ranks are read.
 
-    ``depth``: the most ranks any measure reads (-1: the whole ranking). ``rules``: the plain
+    ``depth``: the most ranks any measure reads (-1: the whole ranking). ``finite``: no score
+    of the query is NaN or infinite. ``keys``: scratch for the tie keys. ``rules``: the plain
     tuple (scores, tie mode, tie key, seed, labels) the comparisons read: passed field by
     field, a record of every input would be copied at each of the comparisons (15x slower).
     """
@@ -217,6 +239,13 @@ def _rank(order, spare, s, n, depth, ranked, rules):
     if 0 <= depth < n:
         _select(order, s, n, depth, rules)
         return depth
+    scores, mode, tie_key = rules[0], rules[1], rules[2]
+    in_order = mode == TIE_STABLE or mode == TIE_AVERAGE  # ties in input order
+    if finite and n <= _COUNT_RANKS and (in_order or mode == TIE_KEY):
+        for i in range(n):
+            keys[i] = i if in_order else tie_key[s + i]
+        _count_ranks(order, scores[s : s + n], keys, n)
+        return n
     _sort(order, spare, s, n, rules)
     return n
 
@@ -617,6 +646,7 @@ def measure_queries(q0, q1, args, out, relevant):
         longest = max(longest, offsets[q + 1] - offsets[q])
     order = np.empty(longest, dtype=np.int64)
     spare = np.empty(longest, dtype=np.int64)
+    keys = np.empty(min(longest, _COUNT_RANKS), dtype=np.int64)
     average = args.tie_mode == TIE_AVERAGE and not args.ranked
     starts = np.zeros(longest if average else 0, dtype=np.int64)
     ends = np.zeros(longest if average else 0, dtype=np.int64)
@@ -656,9 +686,9 @@ def measure_queries(q0, q1, args, out, relevant):
             for i in range(count):
                 order[i] = best_rows[q, i]
         else:
-            if not args.ranked:
-                nonfinite += _count_nonfinite(args.scores[s : s + n])
-            count = _rank(order, spare, s, n, args.depth, args.ranked, rules)
+            bad = 0 if args.ranked else _count_nonfinite(args.scores[s : s + n])
+            nonfinite += bad
+            count = _rank(order, spare, keys, s, n, args.depth, args.ranked, bad == 0, rules)
         for i in range(count):
             ranked[i] = labels[s + order[i]]
         if average:  # the tie groups of the ranking (it is whole: see the core's depth)

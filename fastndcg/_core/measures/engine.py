@@ -179,7 +179,8 @@ def _shared_rankings(
     ranking alone (:func:`_rank_only`): its short path ranks faster than the measure kernel.
     """
     backend = definition.backend
-    if scoring.layout.scores is None or not getattr(backend, "shares_rankings", False):
+    shares = isinstance(backend, MeasuresBackend) and backend.shares_rankings
+    if scoring.layout.scores is None or not shares:
         return {}
     ndcg_depth: dict[str, int] = {}
     for (_, _, _, dtype), columns in scored.items():

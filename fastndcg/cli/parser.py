@@ -11,6 +11,7 @@ value where argparse's own types do not do (cutoffs, gain tables, decimals, pres
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 from typing import Any, NoReturn
 
@@ -283,8 +284,16 @@ def comparing_options(command: str) -> list[Option]:
         if name not in _SCORE_ONLY and name not in taken and name != "score"
     ]
     if command == EXPLAIN_COMMAND:
-        scoring = [o for o in scoring if o.name != "missing"]
+        scoring = [_explained(o) for o in scoring if o.name != "missing"]
     return scoring + own
+
+
+def _explained(option: Option) -> Option:
+    """``option`` as ``fastndcg explain`` takes it: one measure, not several."""
+    if option.name != "measures" or option.flag is None:
+        return option
+    help = "the measure to explain, by name (P@10, map, recip_rank, mrr@10, ...); once"
+    return dataclasses.replace(option, flag=dataclasses.replace(option.flag, help=help))
 
 
 def build_parser(keep_defaults: bool = True) -> argparse.ArgumentParser:

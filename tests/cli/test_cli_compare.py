@@ -528,6 +528,22 @@ def test_help_mentions_only_the_command_s_own_flags(command):
     assert "--max-grade" in mentioned and "--threads" in mentioned
 
 
+def test_explain_s_help_says_it_takes_one_measure():
+    """Before, explain --help said of -m "repeat it for several", which explain refuses."""
+    from fastndcg.cli.parser import build_parser
+
+    def measure_help(command: str) -> str:
+        parser = build_parser()
+        sub = next(
+            a for a in parser._actions if getattr(a, "choices", None) and command in a.choices
+        )
+        action = next(a for a in sub.choices[command]._actions if "-m" in a.option_strings)
+        return action.help
+
+    assert "once" in measure_help("explain") and "several" not in measure_help("explain")
+    assert "several" in measure_help("score")
+
+
 SMALL_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\n"
 SMALL_RUNS = {
     "a": "q1 Q0 d2 1 0.9 A\nq1 Q0 d1 2 0.8 A\nq2 Q0 d4 1 0.7 A\n",

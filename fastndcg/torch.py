@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._backends import ENV_BACKEND, available_backends
+from fastndcg._backends import ENV_BACKEND, automatic_backend, available_backends
 from fastndcg._core.options import DEFINITION
 from fastndcg._errors import (
     NOT_GIVEN,
@@ -472,17 +472,17 @@ def _increasing_runs(query: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """Offsets and indexes of the queries if rows come query by query, by increasing index.
 
     That is the order of batches made with ``repeat_interleave``; None for any other order.
-    Computed with NumPy on the host (torch's parallel operations would leave its threads
-    spinning on the cores the Numba kernels are about to use).
+    Found on the host by the host backend's scan (torch's parallel operations would leave its
+    threads spinning on the cores the Numba kernels are about to use).
     """
     ids = np.asarray(query.cpu())
     if not ids.size:
         return None
-    starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
-    first = ids[np.concatenate([[0], starts])]
+    bounds = automatic_backend().run_bounds(ids)
+    first = ids[bounds[:-1]]
     if not np.all(first[1:] > first[:-1]):
         return None
-    return np.concatenate([[0], starts, [ids.size]]), first
+    return bounds, first
 
 
 def _cuda_available() -> bool:

@@ -239,12 +239,14 @@ class Definition:
     def held_scores(self, layout: Layout) -> Layout:
         """``layout`` with its scores as held before ranking (see :meth:`held`).
 
-        Scores are checked before a rounding to float32, which turns large finite scores into
-        infinities the kernel would otherwise take for bad input.
+        Scores wider than float32 are checked before they are rounded to it, which turns large
+        finite ones into infinities the kernel would otherwise take for bad input; the kernel
+        checks the others as it reads them.
         """
         if self.score_dtype == "float64" or layout.scores is None:
             return layout
-        layout = check_scores(layout, self.backend)
+        if layout.scores.dtype.kind == "f" and layout.scores.dtype.itemsize > 4:
+            layout = check_scores(layout, self.backend)
         return replace(layout, scores=self.held(layout.scores, layout))
 
     def options(self, ranked: bool) -> dict[str, Any]:

@@ -300,9 +300,12 @@ def test_a_table_passed_as_grades_points_to_ndcg_table(backend, kind):
 
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("grouped", [False, True], ids=["offsets", "shuffled qid"])
-def test_nonfinite_scores_are_found_anywhere(backend, n_threads, grouped):
+@pytest.mark.parametrize("held", [None, np.float32], ids=["float64", "float32 held as float32"])
+def test_nonfinite_scores_are_found_anywhere(backend, n_threads, grouped, held):
     """The numba backend checks scores as its kernel reads them (in chunks, on threads, after
-    rows were grouped by query); the error still names the first bad score in input order."""
+    rows were grouped by query); the error still names the first bad score in input order.
+    Float32 scores held as float32 are not scanned first either (float64 ones are, before
+    rounding makes large ones infinite)."""
     rng = np.random.default_rng(11)
     n = 300_000  # several chunks per thread
     grades = rng.integers(0, 3, n).astype(np.float64)
@@ -315,8 +318,12 @@ def test_nonfinite_scores_are_found_anywhere(backend, n_threads, grouped):
         scores[bad_rows] = rng.choice([np.nan, np.inf, -np.inf], len(bad_rows))
         first = min(bad_rows)
         kind = "a NaN" if np.isnan(scores[first]) else "an infinite"
+        more = {} if held is None else {"score_dtype": "float32"}
+        scores = scores if held is None else scores.astype(held)
         with pytest.raises(ValueError, match=f"scores has {kind} value at row {first};"):
-            fastndcg.ndcg(grades, scores, k=10, backend=backend, n_threads=n_threads, **layout)
+            fastndcg.ndcg(
+                grades, scores, k=10, backend=backend, n_threads=n_threads, **layout, **more
+            )
 
 
 @pytest.mark.parametrize("k", [3, None])

@@ -281,14 +281,17 @@ def test_whole_lists_by_counting_and_by_sorting_agree(
     backend, seed, length, relevant, k, distinct, tie
 ):
     """Deep cutoffs over whole lists: DCG from counted ranks of the rows with a gain while
-    (rows with a gain) x (rows) is small (sparse relevance, short lists), from a sort beyond."""
+    (rows with a gain) x (rows) is small (sparse relevance, short lists), from a sort beyond.
+    With ``distinct``, every other query holds tied scores: counting first tries ranks without
+    a repeated score, and tries again after queries with ties."""
     rng = np.random.default_rng(seed)
-    offsets = np.array([0, length, length + length // 3 + 1], dtype=np.int64)
+    sizes = np.array([length, length // 3 + 1, length, 7, length])
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
     grades = rng.integers(1, 5, offsets[-1]) * (rng.random(offsets[-1]) < relevant)
-    if distinct is None:
-        scores = rng.standard_normal(offsets[-1])
-    else:
-        scores = rng.integers(0, distinct, offsets[-1]).astype(float)
+    scores = rng.standard_normal(offsets[-1])
+    if distinct is not None:
+        for q in (1, 3):
+            scores[offsets[q] : offsets[q + 1]] = rng.integers(0, distinct, sizes[q])
     _check_dcg_and_idcg(backend, offsets, grades, scores, k, tie)
 
 

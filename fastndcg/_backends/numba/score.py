@@ -645,7 +645,33 @@ def _gather_gains(gains, useful, rows, m, grades, rules):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"}, inline="always")
-def _count_ranks(counting, values, kept, m, deepest, exact, average):
+def _distinct_ranks(counting, m, padded32, deepest):
+    """Every row's gain at its rank if no two of the ``m`` float32 scores are equal.
+
+    One comparison per pair of rows (the general count makes two per row with a gain): a row's
+    rank is the number of scores above it, and the ranks sum to ``m * (m - 1) / 2`` exactly when
+    no score is repeated (a tie group of ``t`` rows at one rank sums ``t * (t - 1) / 2`` less).
+    Returns whether they did; if not, nothing is written but the ranks' scratch (``tied_at``).
+    """
+    narrow, rank = counting.narrow, counting.tied_at
+    total = np.int64(0)
+    for c in range(np.uint64(m)):
+        x32 = narrow[c]
+        higher = np.int32(0)
+        for d in range(padded32):
+            higher = np.int32(higher + (narrow[d] > x32))
+        rank[c] = higher
+        total += higher
+    if total != m * (m - 1) // 2:
+        return False
+    for c in range(np.uint64(m)):
+        if rank[c] < deepest:
+            counting.by_rank[rank[c]] = counting.gains[c]
+    return True
+
+
+@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"}, inline="always")
+def _count_ranks(counting, values, kept, m, deepest, exact, average, distinct):
     """The rank of each row with a gain, found by counting: its gain goes to ``by_rank``.
 
     ``values`` hold the ``m`` rows that may rank within ``deepest`` ranks (every row scoring as
@@ -660,12 +686,15 @@ def _count_ranks(counting, values, kept, m, deepest, exact, average):
     branch-free comparisons of float32 copies of the values, made in ``narrow`` (room for
     :data:`_PAD32` more entries than ``m``); ``exact`` says the values are float32 values.
 
-    Returns the number of tie groups, the number of their rows, and whether the groups' totals,
-    added in input order, may have rounded (then :func:`_exact_group_totals` adds them again).
+    With ``distinct``, every row is first ranked as if no score were repeated, which holds
+    for most scores (:func:`_distinct_ranks`).
+
+    Returns the number of tie groups, the number of their rows, whether the groups' totals,
+    added in input order, may have rounded (then :func:`_exact_group_totals` adds them again),
+    and whether the next query should try :func:`_distinct_ranks`: when it held here, or was
+    not tried and no row with a gain was tied.
     """
     narrow, by_rank, span = counting.narrow, counting.by_rank, counting.span
-    for r in range(deepest):
-        by_rank[r] = 0.0
     # the comparisons run on float32 copies, twice as many per vector; rounding to float32
     # keeps the order (it never swaps two values), so a row whose float32 value no other row
     # shares has exactly as many rows above it as float32 values above its own. Otherwise
@@ -682,6 +711,10 @@ def _count_ranks(counting, values, kept, m, deepest, exact, average):
         narrow[d] = np.float32(values[d])
     for d in range(np.uint64(m), padded32):
         narrow[d] = -np.inf
+    if distinct and 2 * kept >= m and _distinct_ranks(counting, m, padded32, deepest):
+        return 0, 0, False, True
+    for r in range(deepest):
+        by_rank[r] = 0.0
     widened = False  # whether the float64 values are padded
     n_tied = 0  # rows of tie groups that start within the deepest cutoff (ties="average")
     n_groups = 0  # those groups
@@ -733,7 +766,8 @@ def _count_ranks(counting, values, kept, m, deepest, exact, average):
         n_tied += 1
         spread += abs(gain)
         integral &= gain == np.floor(gain)
-    return n_groups, n_tied, n_groups > 0 and not (integral and spread < _EXACT_SUM)
+    rounded = n_groups > 0 and not (integral and spread < _EXACT_SUM)
+    return n_groups, n_tied, rounded, n_groups == 0 and not distinct
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"}, inline="always")
@@ -792,16 +826,21 @@ def _spread_means(counting, n_groups, deepest, discount):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _dcg_by_count(counting, values, kept, m, deepest, exact, average, discount):
+def _dcg_by_count(counting, values, kept, m, deepest, exact, average, distinct, discount):
     """``counting.sums[r]`` for ``r <= deepest`` from counted ranks: the jobs of the three above.
 
     One call from the driver, its parts inlined: a call passes each array of ``counting`` field
-    by field on the stack, so a query pays for one call, not three.
+    by field on the stack, so a query pays for one call, not three. ``distinct``: try ranking
+    as if no score were repeated first; returns whether the next query should (see
+    :func:`_count_ranks`).
     """
-    groups, tied_rows, rounded = _count_ranks(counting, values, kept, m, deepest, exact, average)
+    groups, tied_rows, rounded, try_distinct = _count_ranks(
+        counting, values, kept, m, deepest, exact, average, distinct
+    )
     if rounded:
         _exact_group_totals(counting, groups, tied_rows)
     _spread_means(counting, groups, deepest, discount)
+    return try_distinct
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1555,6 +1594,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     average = rules.tie_mode == TIE_AVERAGE and not ranked
     input_order_ties = rules.tie_mode == TIE_STABLE or rules.tie_mode == TIE_AVERAGE
     by_count = input_order_ties and ideal.mode != IDEAL_LOCAL
+    distinct = True  # whether counting first tries ranks without a repeated score
     nonfinite = 0
 
     for p in range(n_pending):
@@ -1602,7 +1642,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 counted = kept * m <= COUNT_BUDGET
             if counted:
                 exact = score_code == 1  # float32 scores
-                _dcg_by_count(counting, tmp_top, kept, m, count, exact, average, discount)
+                distinct = _dcg_by_count(
+                    counting, tmp_top, kept, m, count, exact, average, distinct, discount
+                )
             elif select:
                 if input_order_ties and m <= RANK_BY_COUNT:
                     tied = _select_by_count(buf, top, tmp_buf, tmp_top, rank, m, count)

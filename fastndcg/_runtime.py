@@ -20,7 +20,7 @@ import numpy as np
 
 from fastndcg._backends import available_backends, get_backend, resolve_backend
 from fastndcg._backends.tuning import PARALLEL_MIN_ROWS
-from fastndcg._contract import Backend, CompiledBackend
+from fastndcg._contract import Backend, CompiledBackend, capable
 
 # Compiles the scoring kernel, the one signature that takes most of a cold compile (about 60%):
 # two rows, so no other kernel runs (short columns are checked by NumPy).
@@ -34,7 +34,7 @@ _HELPER_TIMEOUT_S = 600
 def compiled_backends() -> list[Any]:
     """The backends that run here and compile their kernels on first use (best first)."""
     backends = (get_backend(name) for name in available_backends())
-    return [backend for backend in backends if isinstance(backend, CompiledBackend)]
+    return [backend for backend in backends if capable(backend, CompiledBackend)]
 
 
 def warmup(*, compare: bool = False) -> float:

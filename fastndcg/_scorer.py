@@ -17,7 +17,7 @@ import numpy as np
 
 from fastndcg._api import DiscountSpec, GainSpec, ndcg
 from fastndcg._backends import holder_of
-from fastndcg._contract import ListScoringBackend, readonly
+from fastndcg._contract import ListScoringBackend, capable, readonly
 from fastndcg._core.coerce import from_torch
 from fastndcg._core.definition import Definition
 from fastndcg._core.layout import build_layout
@@ -94,7 +94,7 @@ class Scorer:
         # gains it computes itself, scores held as given
         self._fast = (
             backend.list_scorer(self._plan_of, len(definition.cutoffs))
-            if isinstance(backend, ListScoringBackend)
+            if capable(backend, ListScoringBackend)
             and definition.score_dtype == "float64"
             and definition.gain.kind in ("exp2", "linear", "table")
             and not (table is not None and np.isnan(table).any())

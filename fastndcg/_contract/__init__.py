@@ -24,6 +24,7 @@ from fastndcg._contract.protocol import (
     ListScorer,
     ListScoringBackend,
     MeasuresBackend,
+    capable,
 )
 from fastndcg._contract.records import (
     GRADE_SLOTS,
@@ -57,6 +58,7 @@ __all__ = [
     "MeasureValues",
     "MeasuresBackend",
     "Plan",
+    "capable",
     "input_row",
     "readonly",
 ]

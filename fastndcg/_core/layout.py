@@ -28,6 +28,7 @@ from fastndcg._contract import (
     DeviceBackend,
     GradeCheckingBackend,
     Layout,
+    capable,
     readonly,
 )
 from fastndcg._core.coerce import (
@@ -57,9 +58,7 @@ __all__ = [
 
 def columns_for(backend: Backend, *inputs: Any) -> Columns:
     """The columns ``inputs`` live in: the backend's own memory when it holds one, else host."""
-    if isinstance(backend, DeviceBackend) and any(
-        x is not None and backend.holds(x) for x in inputs
-    ):
+    if capable(backend, DeviceBackend) and any(x is not None and backend.holds(x) for x in inputs):
         return backend.columns()
     return HostColumns(backend)
 
@@ -119,7 +118,7 @@ def build_layout(
     columns = columns_for(backend, grades, scores)
 
     def array(values: Any, name: str) -> Any:
-        held = isinstance(backend, DeviceBackend) and backend.holds(values)
+        held = capable(backend, DeviceBackend) and backend.holds(values)
         return columns.array(values if held else as_array(values, name), name)
 
     grades_in = array(grades, "grades")
@@ -209,7 +208,7 @@ def finish_layout(
     presumed = (
         row_order is None
         and isinstance(columns, HostColumns)
-        and isinstance(backend, GradeCheckingBackend)
+        and capable(backend, GradeCheckingBackend)
         and isinstance(grades, np.ndarray)
         and grades.dtype.kind == "f"
     )

@@ -311,13 +311,13 @@ def _announce_a_compile(args: argparse.Namespace) -> None:
     if not sys.stderr.isatty():
         return
     from fastndcg._backends import resolve_backend
-    from fastndcg._contract import CompiledBackend
+    from fastndcg._contract import CompiledBackend, capable
 
     try:
         backend = resolve_backend(args.backend)
     except (ValueError, ImportError):  # the command itself reports it
         return
-    if isinstance(backend, CompiledBackend) and not backend.compiled():
+    if capable(backend, CompiledBackend) and not backend.compiled():
         print(
             "fastndcg: compiling the kernels on first use (once, about 15 s; `fastndcg warmup` "
             "does it ahead of time)",

@@ -645,7 +645,7 @@ def _gather_gains(gains, useful, rows, m, grades, rules):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"}, inline="always")
-def _distinct_ranks(counting, m, padded32, deepest):
+def _distinct_ranks(counting, m, padded, deepest):
     """Every row's gain at its rank if no two of the ``m`` float32 scores are equal.
 
     One comparison per pair of rows (the general count makes two per row with a gain): a row's
@@ -658,7 +658,7 @@ def _distinct_ranks(counting, m, padded32, deepest):
     for c in range(np.uint64(m)):
         x32 = narrow[c]
         higher = np.int32(0)
-        for d in range(padded32):
+        for d in range(padded):
             higher = np.int32(higher + (narrow[d] > x32))
         rank[c] = higher
         total += higher
@@ -711,7 +711,7 @@ def _count_ranks(counting, values, kept, m, deepest, exact, average, distinct):
         narrow[d] = np.float32(values[d])
     for d in range(np.uint64(m), padded32):
         narrow[d] = -np.inf
-    if distinct and 2 * kept >= m and _distinct_ranks(counting, m, padded32, deepest):
+    if distinct and 2 * kept >= m and _distinct_ranks(counting, m, padded, deepest):
         return 0, 0, False, True
     for r in range(deepest):
         by_rank[r] = 0.0

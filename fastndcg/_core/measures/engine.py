@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._contract import Layout, MeasurePlan, MeasuresBackend, readonly
+from fastndcg._contract import Layout, MeasurePlan, MeasuresBackend, capable, readonly
 from fastndcg._contract import codes as C
 from fastndcg._core.aggregate import round_half_even
 from fastndcg._core.definition import Definition
@@ -179,7 +179,7 @@ def _shared_rankings(
     ranking alone (:func:`_rank_only`): its short path ranks faster than the measure kernel.
     """
     backend = definition.backend
-    shares = isinstance(backend, MeasuresBackend) and backend.shares_rankings
+    shares = capable(backend, MeasuresBackend) and backend.shares_rankings
     if scoring.layout.scores is None or not shares:
         return {}
     ndcg_depth: dict[str, int] = {}
@@ -340,7 +340,7 @@ def _measured(
     And each query's ``R`` for each of them. ``best_rows``: nDCG's ranking, where it made one.
     """
     backend = definition.backend
-    if not isinstance(backend, MeasuresBackend):
+    if not capable(backend, MeasuresBackend):
         raise BackendUnavailableError(
             f"the {backend.name} backend computes nDCG only, not {measures[0].name!r}",
             option="backend",

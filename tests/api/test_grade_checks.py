@@ -44,6 +44,11 @@ GRADES = {
     "NaN": np.where(np.arange(41) == 17, np.nan, 1.0),
     "infinite": np.where(np.arange(41) == 30, np.inf, 2.0),
     "huge": np.where(np.arange(41) == 30, 1e300, 2.0),
+    "int8 levels 0..7": (np.arange(41) % 8).astype(np.int8),
+    "int16 levels to 11": (np.arange(41) % 12).astype(np.int16),
+    "int64 negative": np.arange(41) % 5 - 1,
+    "int64 huge": np.where(np.arange(41) == 30, 2**60, 2),
+    "uint64 huge": np.where(np.arange(41) == 30, 2**63 + 1, 2).astype(np.uint64),
 }
 
 

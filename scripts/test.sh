@@ -49,9 +49,10 @@ NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py >"$simulat
 simulator=$!
 
 # Left out of this pass: the tests marked `numba` (they need it) and those marked `subprocess`
-# (everything they check happens in a child process running the command, where numba is not
-# blocked: the same run as in the pass above). For the same reason the documentation's bash
-# examples after a page's last Python example do not run here (tests/docs/doc_blocks.py).
+# (slow checks of the command's process: signals, pipes, warmup; 35 s here), which ran in the
+# pass above. The other tests of the command run it without numba too (conftest.COMMAND). The
+# documentation's bash examples after a page's last Python example do not run here
+# (tests/docs/doc_blocks.py): they call the installed command, where numba is not blocked.
 echo "[test] pytest, numba blocked (NumPy backend and import guard)"
 blocked_rc=0
 FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba and not subprocess" "$@" || blocked_rc=$?

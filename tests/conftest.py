@@ -3,36 +3,24 @@
 ``FASTNDCG_BLOCK_NUMBA=1`` makes ``import numba`` fail before fastndcg is imported, so a whole
 test run sees a machine without numba: the import guard and the NumPy fallback are exercised for
 real (``scripts/test.sh`` runs the suite a second time that way, less the tests marked
-``numba`` or ``subprocess``).
+``numba`` or ``subprocess``). Tests run the command as ``COMMAND``, which blocks numba in the
+child process too.
 """
 
 from __future__ import annotations
 
-import importlib.abc
 import os
 import sys
 from pathlib import Path
 
+import numba_blocker
 import pytest
 from hypothesis import HealthCheck, settings
-
-
-class _BlockNumba(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if (
-            name == "numba"
-            or name.startswith("numba.")
-            or name == "llvmlite"
-            or name.startswith("llvmlite.")
-        ):
-            raise ImportError(f"{name} is blocked for this test run (FASTNDCG_BLOCK_NUMBA=1)")
-        return None
-
 
 NUMBA_BLOCKED = os.environ.get("FASTNDCG_BLOCK_NUMBA") == "1"
 if NUMBA_BLOCKED:
     assert "fastndcg" not in sys.modules, "fastndcg was imported before the numba blocker"
-    sys.meta_path.insert(0, _BlockNumba())
+    numba_blocker.install()
 
 import fastndcg  # noqa: E402
 
@@ -61,6 +49,17 @@ BACKENDS = fastndcg.available_backends()
 # real TREC files and model predictions the tests read; provenance and licences: data/SOURCES.md
 TESTS = Path(__file__).resolve().parent  # the shared helpers: reference, strategies ...
 TEST_DATA = TESTS / "data"
+# how tests run the command: ``python -m fastndcg``; in a run with numba blocked, blocked in the
+# child too (so that the command's NumPy fallback is what that run tests)
+COMMAND = [sys.executable, "-m", "fastndcg"]
+if NUMBA_BLOCKED:
+    COMMAND = [
+        sys.executable,
+        "-c",
+        f"import sys; sys.path.insert(0, {str(TESTS)!r}); import numba_blocker; "
+        "numba_blocker.install(); import runpy; "
+        "runpy.run_module('fastndcg', run_name='__main__', alter_sys=True)",
+    ]
 
 
 def pytest_collection_modifyitems(config, items):

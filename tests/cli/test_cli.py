@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from conftest import TEST_DATA
+from conftest import COMMAND, TEST_DATA
 
 import fastndcg
 
@@ -22,9 +22,7 @@ TREC = TEST_DATA / "real" / "trec_eval_test"
 
 
 def cli(*args, check=True):
-    run = subprocess.run(
-        [sys.executable, "-m", "fastndcg", *map(str, args)], capture_output=True, text=True
-    )
+    run = subprocess.run([*COMMAND, *map(str, args)], capture_output=True, text=True)
     if check:
         assert run.returncode == 0, run.stderr
     return run
@@ -675,6 +673,12 @@ def test_info_and_warmup():
     assert cli("warmup").stdout.startswith("kernels ready in")
 
 
+def test_the_command_sees_the_backends_this_run_sees():
+    """With numba blocked in this run, the command runs without it too (its NumPy fallback)."""
+    backends = cli("info").stdout.split("backends:")[1].splitlines()[0].split(", ")
+    assert [name.strip() for name in backends] == list(fastndcg.available_backends())
+
+
 def test_console_script_is_installed():
     import shutil
 
@@ -707,7 +711,7 @@ def test_an_error_in_one_of_several_runs_names_it(tmp_path):
 @pytest.mark.subprocess
 def test_a_closed_output_pipe_is_not_an_error():
     """``fastndcg score ... | head -1``: no traceback when the reader stops early."""
-    command = [sys.executable, "-m", "fastndcg", "score", str(PREDICTIONS), "--grade", "label"]
+    command = [*COMMAND, "score", str(PREDICTIONS), "--grade", "label"]
     command += ["-k", ",".join(str(k) for k in range(1, 200)), "--format", "csv"]
     producer = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     producer.stdout.close()  # nobody reads

@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from conftest import TEST_DATA
+from conftest import COMMAND, TEST_DATA
 
 import fastndcg
 from fastndcg._compare.report import COLUMNS
@@ -234,9 +233,7 @@ def test_fail_if_worse_names_the_measure(capsys, runs):
 def test_fail_if_worse_exit_code_in_a_subprocess(runs):
     run = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "fastndcg",
+            *COMMAND,
             "compare",
             "--qrels",
             str(QRELS),

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 from compare_data import result, three_runs
-from conftest import BACKENDS
+from conftest import BACKENDS, COMMAND
 from scipy import stats
 
 import fastndcg
@@ -347,11 +347,7 @@ def test_fail_if_worse_does_not_fail_on_a_single_query(tmp_path):
     (tmp_path / "b.run").write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n")
     args = ["--qrels", str(qrels), "--run", str(tmp_path / "a.run"), "--run"]
     args += [str(tmp_path / "b.run"), "--test", "bootstrap", "--fail-if-worse"]
-    run = subprocess.run(
-        [sys.executable, "-W", "ignore", "-m", "fastndcg", "compare", *args],
-        capture_output=True,
-        text=True,
-    )
+    run = subprocess.run([*COMMAND, "compare", *args], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "exact sign-flip test instead" in run.stdout
 
@@ -409,7 +405,7 @@ def test_the_command_exits_130_on_ctrl_c(tmp_path):
             b.append(f"q{q} Q0 d{doc} {doc + 1} {rng.random():.6f} b")
     for name, lines in (("qrels.txt", qrels), ("a.run", a), ("b.run", b)):
         (tmp_path / name).write_text("\n".join(lines) + "\n")
-    command = [sys.executable, "-m", "fastndcg", "compare", "--qrels", "qrels.txt"]
+    command = [*COMMAND, "compare", "--qrels", "qrels.txt"]
     command += ["--run", "a.run", "--run", "b.run", "--resamples", "1000000000"]
     process = subprocess.Popen(
         command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -6,13 +6,13 @@ import doctest
 import importlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import COMMAND
 from parity_data import TREC, random_lists
 
 import fastndcg
@@ -348,9 +348,7 @@ def test_compare_definitions_errors_and_labels(tmp_path):
 
 
 def cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "fastndcg", *map(str, args)], capture_output=True, text=True
-    )
+    return subprocess.run([*COMMAND, *map(str, args)], capture_output=True, text=True)
 
 
 def test_command_line(tmp_path):

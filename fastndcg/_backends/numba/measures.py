@@ -566,6 +566,36 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
     return math.nan
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _by_hits(kind, ranked, n, cutoff, choice, level, big_r):
+    """P, R, RR, AP or Success of a ranking without tie groups, from one pass over its top.
+
+    The numbers :func:`_measure` gives (the same operations in the same order), without its
+    call: a call passes each of its arrays field by field, and these are the measures most
+    calls ask for.
+    """
+    depth = _depth(cutoff, n)
+    found = 0
+    first = 0  # the first relevant row's rank (0: none)
+    precisions = 0.0  # AP's sum
+    for i in range(depth):
+        if ranked[i] >= level:
+            found += 1
+            precisions += found / (i + 1)
+            first = i + 1 if first == 0 else first
+    if kind == M_P:
+        slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
+        return float(found) / slots if slots > 0 else 0.0
+    if kind == M_RR:
+        return 1.0 / first if first > 0 else 0.0
+    if kind == M_SUCCESS:
+        return 1.0 if found > 0 else 0.0
+    if big_r == 0:
+        return math.nan
+    denominator = big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff)
+    return (float(found) if kind == M_R else precisions) / denominator
+
+
 @njit(cache=True, _nrt=False)
 def _tie_groups(starts, ends, order, s, n, scores):
     """Where the tie group of each rank starts and ends (exclusive), ranks ``order[:n]``."""
@@ -667,14 +697,16 @@ def measure_queries(q0, q1, args, out, relevant):
     given = best_rows.shape[0] > 0
     labels = args.labels
     rules = (args.scores, args.tie_mode, args.tie_key, args.seed, labels)
+    # ERR's labels checked in one pass over the chunk's rows, not query by query
+    rows = labels[offsets[q0] : offsets[q1]]
+    if err_top >= 0 and not _err_takes(rows, err_top):
+        for i in range(rows.size):  # the first row it does not take
+            if not _err_takes(rows[i : i + 1], err_top):
+                return 0, offsets[q0] + i
     nonfinite = 0
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        if err_top >= 0 and not _err_takes(labels[s : s + n], err_top):
-            for i in range(s, s + n):  # the first row it does not take
-                if not _err_takes(labels[i : i + 1], err_top):
-                    return nonfinite, i
         judgments = judged_grades[judged_offsets[q] : judged_offsets[q + 1]]
         for c in range(n_levels):
             relevant[q, c] = _count_relevant(judgments, levels[c])
@@ -694,13 +726,25 @@ def measure_queries(q0, q1, args, out, relevant):
         if average:  # the tie groups of the ranking (it is whole: see the core's depth)
             _tie_groups(starts, ends, order, s, n, args.scores)
         for j in range(n_measures):  # (codes as scalars: a row of `measures` is a counted view)
-            codes = (
-                measures[j, M_KIND],
-                measures[j, M_CUTOFF],
-                measures[j, M_CHOICE],
-                measures[j, M_CHOICE2],
-            )
+            kind = measures[j, M_KIND]
             column = measures[j, M_COUNTS]
+            if not average and (
+                kind == M_P or kind == M_R or kind == M_RR or kind == M_AP or kind == M_SUCCESS
+            ):
+                out[q, j] = _by_hits(
+                    kind,
+                    ranked,
+                    n,
+                    measures[j, M_CUTOFF],
+                    measures[j, M_CHOICE],
+                    params[j, 1],
+                    relevant[q, column],
+                )
+                continue
+            if kind == M_ERR:
+                out[q, j] = _err(ranked, _depth(measures[j, M_CUTOFF], n), err_stop)
+                continue
+            codes = (kind, measures[j, M_CUTOFF], measures[j, M_CHOICE], measures[j, M_CHOICE2])
             out[q, j] = _measure(
                 ranked,
                 n,

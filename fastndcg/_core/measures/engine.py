@@ -104,7 +104,7 @@ def compute(
     ``"skip"``).
     """
     n_queries = scoring.layout.n_queries
-    out = np.empty((n_queries, len(measures)))
+    out = np.empty((n_queries, len(measures)), order="F")  # written and read column by column
     no_relevant = rules.no_relevant or definition.zero_idcg
     scored: dict[tuple, list[int]] = {}  # nDCG and DCG: one call per gain and ranking
     groups: dict[tuple[str, str], list[int]] = {}  # the others: one call per ranking

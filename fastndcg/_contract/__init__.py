@@ -36,6 +36,7 @@ from fastndcg._contract.records import (
     MeasurePlan,
     MeasureValues,
     Plan,
+    SharedRanking,
     input_row,
     readonly,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "MeasureValues",
     "MeasuresBackend",
     "Plan",
+    "SharedRanking",
     "capable",
     "input_row",
     "readonly",

@@ -269,7 +269,7 @@ class ListScoringBackend(Protocol):
 class MeasuresBackend(Protocol):
     """A backend that computes the measures beside NDCG (:func:`fastndcg.evaluate`).
 
-    ``shares_rankings``: its :meth:`Backend.score` writes :attr:`Plan.best_rows` when asked,
+    ``shares_rankings``: its :meth:`Backend.score` writes :attr:`Plan.shared` when asked,
     so that the measures of a call read the ranking nDCG's kernel made (one ranking a query).
     """
 

@@ -141,6 +141,24 @@ class Layout:
 
 
 @dataclass(frozen=True)
+class SharedRanking:
+    """Where a backend's scoring kernel writes what the measures beside nDCG read of a query.
+
+    ``rows`` (int32, n_queries x width, filled with -1): a backend whose short path ranks a
+    query's best rows without a tie among them (so under every tie rule) writes their
+    positions in the query there, best first. ``grades`` (float64, the same shape, or (0, 0):
+    not asked): their grades. ``level_counts`` (int32, n_queries x columns, or (0, 0)): how
+    many of the query's rows hold each integer grade 0, 1, ..., written where the kernel
+    counts every row's level (integer grade levels, at most ``columns`` of them); -1 in column
+    0 where not written.
+    """
+
+    rows: np.ndarray
+    grades: np.ndarray
+    level_counts: np.ndarray
+
+
+@dataclass(frozen=True)
 class Plan:
     """Everything a backend needs to score a layout, as arrays and integer codes."""
 
@@ -169,10 +187,9 @@ class Plan:
     # the grade levels are those of PRESUMED_GRADES, not yet checked: the backend counts the
     # grades that are not among them (see Layout.grades_checked)
     levels_presumed: bool = False
-    # an output, when given (int32, n_queries x k_max, filled with -1): a backend whose short
-    # path ranks a query's best rows without a tie among them (so under every tie rule) writes
-    # their positions in the query there, best first; the measure kernels read that ranking
-    best_rows: np.ndarray | None = None
+    # an output, when given: what a backend found of each query that the measures beside
+    # nDCG read (see SharedRanking)
+    shared: SharedRanking | None = None
 
     @property
     def n_queries(self) -> int:
@@ -233,10 +250,12 @@ class MeasurePlan:
     depth : int
         The most ranks any measure reads (its largest cutoff), or -1 when one reads the whole
         ranking: a backend may rank only the top ``depth`` rows.
-    best_rows : ndarray of int32, shape (n_queries, >= depth), or None
-        Each query's best rows, best first, as :attr:`Plan.best_rows` (-1: not given): the
-        ranking the scoring kernel made for nDCG, which a backend reads instead of ranking the
-        query again (it holds no tie, so it is every tie rule's ranking).
+    shared : SharedRanking or None
+        What the scoring kernel found of each query (:attr:`Plan.shared`): its best rows (the
+        ranking made for nDCG, which a backend reads instead of ranking the query again: it
+        holds no tie, so it is every tie rule's ranking), their labels and the query's labels
+        counted by level, where given (then the labels are the grades, and the judgments the
+        rows).
     """
 
     offsets: np.ndarray
@@ -253,7 +272,7 @@ class MeasurePlan:
     skip_negative: bool
     err_stop: np.ndarray
     depth: int = -1
-    best_rows: np.ndarray | None = None
+    shared: SharedRanking | None = None
 
     @property
     def n_queries(self) -> int:

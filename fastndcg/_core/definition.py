@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._backends import ENV_BACKEND, holder_of, resolve_backend
-from fastndcg._contract import Backend, Layout, Plan
+from fastndcg._contract import Backend, Layout, Plan, SharedRanking
 from fastndcg._contract.codes import SPLITMIX_GOLDEN, TIE_KEY
 from fastndcg._core.aggregate import query_weights, relative_weights
 from fastndcg._core.coerce import HostColumns
@@ -136,12 +136,12 @@ class Definition:
             )
 
     def score(
-        self, layout: Layout, *, best_rows: np.ndarray | None = None, **inputs: Any
+        self, layout: Layout, *, shared: SharedRanking | None = None, **inputs: Any
     ) -> tuple[np.ndarray, np.ndarray]:
         """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads()).
 
-        ``inputs`` as for :meth:`plan`; ``best_rows``: where the backend may write its ranking
-        (:attr:`~fastndcg._contract.Plan.best_rows`). Scores not checked yet
+        ``inputs`` as for :meth:`plan`; ``shared``: where the backend may write its ranking
+        (:attr:`~fastndcg._contract.Plan.shared`). Scores not checked yet
         (``layout.scores_checked``) are checked by the kernel as it reads them; a NaN or
         infinite one raises a ValueError here.
         So are float grades not scanned yet (``layout.grades_checked``) where the kernel counts
@@ -160,11 +160,11 @@ class Definition:
             plan = None  # the presumed gains may not fit the discounts: the real ones decide
         flagged = 1
         if plan is not None:
-            if best_rows is not None:
-                plan = replace(plan, best_rows=best_rows)
+            if shared is not None:
+                plan = replace(plan, shared=shared)
             dcg, idcg, flagged = self.backend.score(plan)
         if flagged and not layout.grades_checked:
-            return self.score(check_grades(layout, self.backend), best_rows=best_rows, **inputs)
+            return self.score(check_grades(layout, self.backend), shared=shared, **inputs)
         if flagged and not layout.scores_checked:
             check_scores(layout, self.backend)
         return dcg, idcg

@@ -4,6 +4,7 @@ backends bit-identical, nDCG the bits of fastndcg.ndcg, the result, and the refu
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -167,6 +168,72 @@ def test_the_measures_read_the_ranking_ndcg_s_kernel_made(queries, k, ndcg_k, ti
         np.testing.assert_allclose(expected, oracle, rtol=0, atol=1e-12, equal_nan=True)
 
 
+ARRAY_MEASURES = ["nDCG@10", "P@10", "R@10", "RR@10", "AP@10", "Success@10", "ERR@10"]
+ARRAY_MEASURES += ["P(rel=2)@5", "R(rel=3)@20", "RBP(p=0.8)@10", "NumRel", "Judged@10"]
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not available in this run")
+@pytest.mark.parametrize(
+    "grades",
+    ["levels 0..4", "levels 0..7", "levels 0..11", "a 9 late", "fractions", "long lists"],
+)
+def test_arrays_share_their_labels_and_level_counts(monkeypatch, grades):
+    """On arrays (every row judged), nDCG's kernel writes the labels of the best rows and each
+    query's rows per grade level (0..7, where it counts every row): the measure kernel then reads
+    no label of such a query. Its values and errors are those of the NumPy backend, bit for bit,
+    on any grades: more levels, a grade outside the presumed ones late in the data (scored
+    again), fractions (no levels), long lists (levels counted until the ideal is filled)."""
+    from fastndcg._backends.numba import NumbaBackend
+
+    handed = []
+    measures = NumbaBackend.measures
+    monkeypatch.setattr(
+        NumbaBackend, "measures", lambda self, plan: handed.append(plan) or measures(self, plan)
+    )
+    rng = np.random.default_rng(len(grades))
+    lengths = rng.integers(1, 60, 3000)
+    if grades == "long lists":
+        lengths[::7] = 1500
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    top = {"levels 0..4": 4, "levels 0..11": 11}.get(grades, 7)
+    labels = rng.integers(0, top + 1, offsets[-1]).astype(np.float64)
+    if grades == "a 9 late":
+        labels[-5] = 9.0
+    if grades == "fractions":
+        labels /= 2.0
+    scores = rng.standard_normal(offsets[-1]).astype(np.float32)
+    names = [m for m in ARRAY_MEASURES if grades != "fractions" or not m.startswith("ERR")]
+    options = dict(offsets=offsets, measures=names, ties="stable", zero_idcg="zero")
+    try:
+        expected = fastndcg.evaluate(labels, scores, backend="numpy", **options).per_query
+    except InputError as exc:  # ERR's stopping probabilities take grades 0..4
+        with pytest.raises(InputError, match=re.escape(str(exc))):
+            fastndcg.evaluate(labels, scores, backend="numba", **options)
+        assert grades != "levels 0..4"
+        labels = np.minimum(labels, 4.0)
+        expected = fastndcg.evaluate(labels, scores, backend="numpy", **options).per_query
+        handed.clear()
+    found = fastndcg.evaluate(labels, scores, backend="numba", **options).per_query
+    np.testing.assert_array_equal(found, expected)
+    shared = handed[-1].shared
+    ranked = shared.rows[:, 0] >= 0
+    assert ranked.mean() > 0.9 or grades == "fractions"  # (no short path: the ideal sorts)
+    rows = shared.rows[ranked, :10].astype(np.int64) + offsets[:-1][ranked, None]
+    held = shared.rows[ranked, :10] >= 0
+    np.testing.assert_array_equal(shared.grades[ranked, :10][held], labels[rows[held]])
+    counted = shared.level_counts[:, 0] >= 0
+    if grades == "fractions":
+        assert not counted.any()
+    else:
+        assert counted.mean() > 0.7
+        q = np.flatnonzero(counted)[:50]
+        for query in q:
+            own = labels[offsets[query] : offsets[query + 1]].astype(np.int64)
+            np.testing.assert_array_equal(shared.level_counts[query], np.bincount(own, minlength=8))
+    if grades == "long lists":
+        assert not counted[lengths == 1500].any()
+
+
 @pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not available in this run")
 def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
     """The measure kernel is handed nDCG's ranking for every query the short path ranked (no
@@ -189,7 +256,7 @@ def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
     names = [Measure("nDCG", cutoff=10), Measure("P", cutoff=5), Measure("AP", cutoff=10)]
     names += [Measure("RR", cutoff=10), Measure("ERR", cutoff=10), Measure("R", cutoff=10)]
     one = engine_values(queries, names, DEFAULT, "numba", n_threads=1)
-    rows = handed[-1].best_rows
+    rows = handed[-1].shared.rows
     lengths = np.array([len(q[0]) for q in queries])
     distinct = (np.arange(len(queries)) % 3 > 0) & (lengths > 0)
     assert (rows[distinct, 0] >= 0).all()  # every list without ties: ranked by nDCG's kernel
@@ -199,7 +266,7 @@ def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
     np.testing.assert_array_equal(engine_values(queries, names, DEFAULT, "numpy"), one)
     alone = engine_values(queries, names[1:], DEFAULT, "numba", n_threads=1)
     np.testing.assert_array_equal(one[:, 1:], alone)
-    assert (handed[-1].best_rows[distinct, 0] >= 0).all()  # without nDCG: its kernel still ranks
+    assert (handed[-1].shared.rows[distinct, 0] >= 0).all()  # without nDCG: its kernel still ranks
 
 
 @pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not available in this run")

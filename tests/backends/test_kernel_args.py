@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fastndcg._contract import GRADE_SLOTS, SCORE_SLOTS, Plan
+from fastndcg._contract import GRADE_SLOTS, SCORE_SLOTS, Plan, SharedRanking
 
 pytestmark = pytest.mark.numba
 
@@ -65,13 +65,15 @@ def test_every_kernel_input_is_the_plan_field_it_is_named_after(ranked):
         else:
             assert views[code].dtype == expected.dtype
             np.testing.assert_array_equal(views[code], expected)
-    discount, discount_prefix, cutoffs, k_max, top_path, best_rows = cuts
+    discount, discount_prefix, cutoffs, k_max, top_path, *shared = cuts
     assert discount is plan.discount and discount_prefix is plan.discount_prefix
     assert cutoffs is plan.cutoffs and k_max == plan.k_max and top_path is plan.top_path
-    assert plan.best_rows is None and best_rows.size == 0  # none asked: an empty stand-in
-    asked = np.full((plan.n_queries, max(plan.k_max, 1)), -1, np.int32)
-    with_rows = KernelArgs.of(dataclasses.replace(plan, best_rows=asked)).packed()
-    assert with_rows[2][5] is asked
+    assert plan.shared is None and all(part.size == 0 for part in shared)  # empty stand-ins
+    rows = np.full((plan.n_queries, max(plan.k_max, 1)), -1, np.int32)
+    asked = SharedRanking(rows, np.zeros(rows.shape), np.full((plan.n_queries, 8), -1, np.int32))
+    with_rows = KernelArgs.of(dataclasses.replace(plan, shared=asked)).packed()
+    parts = (asked.rows, asked.grades, asked.level_counts)
+    assert all(a is b for a, b in zip(with_rows[2][5:], parts, strict=True))
     for cls, bundle in ((Rules, rules), (Ideal, ideal)):
         for name, value in cls(*bundle)._asdict().items():
             # Ideal.mode is the plan's ideal_mode; the other names are the plan's own

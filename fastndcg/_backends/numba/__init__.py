@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from fastndcg._backends import tuning
-from fastndcg._backends.numba.args import NO_ROWS, KernelArgs
+from fastndcg._backends.numba.args import NO_SHARED, KernelArgs
 from fastndcg._backends.numpy import scan as numpy_scan
 from fastndcg._backends.numpy import score as numpy_score
 from fastndcg._backends.numpy import trec as numpy_trec
@@ -110,7 +110,7 @@ class NumbaBackend:
 
     name = "numba"
     checks_scores = True
-    shares_rankings = True  # score() writes Plan.best_rows: the measures read nDCG's ranking
+    shares_rankings = True  # score() writes Plan.shared: the measures read nDCG's ranking
     checks_grades = True  # as it counts them for IDCG (see _contract.GradeCheckingBackend)
 
     def __init__(self) -> None:
@@ -198,6 +198,7 @@ class NumbaBackend:
         from fastndcg._backends.numba.measures import MeasureArgs, measure_queries
 
         empty = np.zeros(0)
+        shared = plan.shared or NO_SHARED
         args = MeasureArgs(
             plan.offsets,
             empty if plan.scores is None else plan.scores,
@@ -214,7 +215,9 @@ class NumbaBackend:
             plan.skip_negative,
             plan.err_stop,
             plan.depth,
-            NO_ROWS if plan.best_rows is None else plan.best_rows,
+            shared.rows,
+            shared.grades,
+            shared.level_counts,
         )
         out = np.empty((plan.n_queries, plan.measures.shape[0]))
         relevant = np.zeros((plan.n_queries, plan.levels.size), dtype=np.int64)

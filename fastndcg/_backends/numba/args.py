@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastndcg._contract import GRADE_SLOTS, SCORE_SLOTS, Plan, readonly
+from fastndcg._contract import GRADE_SLOTS, SCORE_SLOTS, Plan, SharedRanking, readonly
 
 
 def _empty_readonly(dtype: np.dtype) -> np.ndarray:
@@ -25,7 +25,10 @@ _EMPTY_TUPLES = {
 }
 
 
-NO_ROWS = np.full((0, 0), -1, dtype=np.int32)  # no positions asked for: never written
+# nothing shared with the measures asked for: stand-ins, never written
+NO_ROWS = np.full((0, 0), -1, dtype=np.int32)
+NO_GRADES = np.zeros((0, 0))
+NO_SHARED = SharedRanking(NO_ROWS, NO_GRADES, NO_ROWS)
 
 
 def views(values: np.ndarray, slots: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:
@@ -42,7 +45,8 @@ class KernelArgs(NamedTuple):
     views and their code, score views and their code, ranked, and the judgment lists' offsets,
     views and code), ``rules`` (``score.Rules``: tie mode, tie key, seed, gain mode, gain table),
     ``cuts`` (discount, its prefix sums, cutoffs, k_max, whether the short-cutoff path serves
-    them, and where it writes each query's best rows: ``Plan.best_rows``) and ``ideal``
+    them, and where it writes each query's best rows, their grades and its level counts:
+    ``Plan.shared``) and ``ideal``
     (``score.Ideal``: ideal mode, level order, level gains, max gain, whether the levels are
     presumed).
     ``tests/backends/test_kernel_args.py`` checks the order. Only ``lists`` holds the data,
@@ -89,6 +93,7 @@ class KernelArgs(NamedTuple):
         queries = (plan.offsets, grades, grade_code, scores, score_code, ranked)
         judgments = (plan.ideal_offsets, ideal_grades, ideal_code)
         seed = np.uint64(plan.seed)
+        shared = plan.shared or NO_SHARED
         return cls(
             lists=(*queries, *judgments),
             rules=(plan.tie_mode, plan.tie_key, seed, plan.gain_mode, plan.gain_table),
@@ -98,7 +103,9 @@ class KernelArgs(NamedTuple):
                 plan.cutoffs,
                 plan.k_max,
                 plan.top_path,
-                NO_ROWS if plan.best_rows is None else plan.best_rows,
+                shared.rows,
+                shared.grades,
+                shared.level_counts,
             ),
             ideal=(
                 plan.ideal_mode,

@@ -99,6 +99,8 @@ class MeasureArgs(NamedTuple):
     err_stop: np.ndarray
     depth: int  # the most ranks a measure reads (-1: every rank)
     best_rows: np.ndarray  # (n_queries, >= depth) int32, -1: not given; (0, 0): none given
+    best_grades: np.ndarray  # their labels (float64); (0, 0): not given
+    level_counts: np.ndarray  # (n_queries, levels) int32, -1 in column 0: not given
 
 
 @njit(cache=True, inline="always")
@@ -567,22 +569,32 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _by_hits(kind, ranked, n, cutoff, choice, level, big_r):
-    """P, R, RR, AP or Success of a ranking without tie groups, from one pass over its top.
+def _hits(ranked, depth, level):
+    """One pass over the top ``depth`` labels of a ranking without tie groups.
 
-    The numbers :func:`_measure` gives (the same operations in the same order), without its
-    call: a call passes each of its arrays field by field, and these are the measures most
-    calls ask for.
+    The relevant rows, the first one's rank (0: none) and AP's sum of precisions.
     """
-    depth = _depth(cutoff, n)
     found = 0
-    first = 0  # the first relevant row's rank (0: none)
-    precisions = 0.0  # AP's sum
+    first = 0
+    precisions = 0.0
     for i in range(depth):
         if ranked[i] >= level:
             found += 1
             precisions += found / (i + 1)
             first = i + 1 if first == 0 else first
+    return found, first, precisions
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _from_hits(kind, hits, n, cutoff, choice, big_r):
+    """P, R, RR, AP or Success from :func:`_hits` of its depth and level.
+
+    The numbers :func:`_measure` gives (the same operations in the same order), without its
+    call: a call passes each of its arrays field by field, and these are the measures most
+    calls ask for, often several at one cutoff and level (then from one pass).
+    """
+    found, first, precisions = hits
+    depth = _depth(cutoff, n)
     if kind == M_P:
         slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
         return float(found) / slots if slots > 0 else 0.0
@@ -652,6 +664,25 @@ def _err_takes(labels, top):
 
 
 @njit(cache=True, _nrt=False)
+def _counted_levels(counts, levels, relevant):
+    """``R`` at each relevance level, from a query's rows at each grade.
+
+    ``counts[g]``: the query's rows (its judgments) of grade ``g = 0, 1, ...``. Returns the
+    largest grade held, -1.0 for none.
+    """
+    highest = -1.0
+    for c in range(levels.size):
+        relevant[c] = 0
+    for g in range(counts.size):
+        rows = counts[g]
+        grade = np.float64(g)
+        highest = grade if rows > 0 else highest
+        for c in range(levels.size):
+            relevant[c] += rows if grade >= levels[c] else 0
+    return highest
+
+
+@njit(cache=True, _nrt=False)
 def _count_nonfinite(scores):
     count = 0
     for score in scores:
@@ -693,53 +724,60 @@ def measure_queries(q0, q1, args, out, relevant):
         needs_n |= measures[j, M_KIND] == M_BPREF
         needs_top |= measures[j, M_KIND] == M_RBP
     err_top = err_stop.size - 1  # -1: no ERR asked
-    best_rows = args.best_rows
+    best_rows, best_grades, level_counts = args.best_rows, args.best_grades, args.level_counts
     given = best_rows.shape[0] > 0
     labels = args.labels
     rules = (args.scores, args.tie_mode, args.tie_key, args.seed, labels)
-    # ERR's labels checked in one pass over the chunk's rows, not query by query
-    rows = labels[offsets[q0] : offsets[q1]]
-    if err_top >= 0 and not _err_takes(rows, err_top):
-        for i in range(rows.size):  # the first row it does not take
-            if not _err_takes(rows[i : i + 1], err_top):
-                return 0, offsets[q0] + i
     nonfinite = 0
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        judgments = judged_grades[judged_offsets[q] : judged_offsets[q + 1]]
-        for c in range(n_levels):
-            relevant[q, c] = _count_relevant(judgments, levels[c])
-            if needs_n:
-                nonrelevant[c] = _count_nonrelevant(judgments, levels[c], args.skip_negative)
-        top_grade = _largest_grade(judgments) if needs_top else 0.0
+        if level_counts.shape[0] and level_counts[q, 0] >= 0 and not needs_n:  # counted there
+            highest = _counted_levels(level_counts[q], levels, relevant[q])
+            top_grade = max(highest, 0.0)
+            takes = highest <= err_top
+        else:
+            judgments = judged_grades[judged_offsets[q] : judged_offsets[q + 1]]
+            for c in range(n_levels):
+                relevant[q, c] = _count_relevant(judgments, levels[c])
+                if needs_n:
+                    nonrelevant[c] = _count_nonrelevant(judgments, levels[c], args.skip_negative)
+            top_grade = _largest_grade(judgments) if needs_top else 0.0
+            takes = err_top < 0 or _err_takes(labels[s : s + n], err_top)
+        if err_top >= 0 and not takes:
+            for i in range(s, s + n):  # the first row it does not take
+                if not _err_takes(labels[i : i + 1], err_top):
+                    return nonfinite, i
         if given and n > 0 and best_rows[q, 0] >= 0:  # ranked by the scoring kernel: no tie
             count = _depth(args.depth, n)
-            for i in range(count):
-                order[i] = best_rows[q, i]
+            if best_grades.shape[0]:  # ... which read their labels too
+                for i in range(count):
+                    ranked[i] = best_grades[q, i]
+            else:
+                for i in range(count):
+                    ranked[i] = labels[s + best_rows[q, i]]
         else:
             bad = 0 if args.ranked else _count_nonfinite(args.scores[s : s + n])
             nonfinite += bad
             count = _rank(order, spare, keys, s, n, args.depth, args.ranked, bad == 0, rules)
-        for i in range(count):
-            ranked[i] = labels[s + order[i]]
+            for i in range(count):
+                ranked[i] = labels[s + order[i]]
         if average:  # the tie groups of the ranking (it is whole: see the core's depth)
             _tie_groups(starts, ends, order, s, n, args.scores)
+        hits_at = (-1, 0.0)  # the depth and level of `hits`
+        hits = (0, 0, 0.0)
         for j in range(n_measures):  # (codes as scalars: a row of `measures` is a counted view)
             kind = measures[j, M_KIND]
             column = measures[j, M_COUNTS]
+            cutoff, level = measures[j, M_CUTOFF], params[j, 1]
             if not average and (
                 kind == M_P or kind == M_R or kind == M_RR or kind == M_AP or kind == M_SUCCESS
             ):
-                out[q, j] = _by_hits(
-                    kind,
-                    ranked,
-                    n,
-                    measures[j, M_CUTOFF],
-                    measures[j, M_CHOICE],
-                    params[j, 1],
-                    relevant[q, column],
-                )
+                if hits_at != (_depth(cutoff, n), level):
+                    hits_at = (_depth(cutoff, n), level)
+                    hits = _hits(ranked, hits_at[0], level)
+                choice = measures[j, M_CHOICE]
+                out[q, j] = _from_hits(kind, hits, n, cutoff, choice, relevant[q, column])
                 continue
             if kind == M_ERR:
                 out[q, j] = _err(ranked, _depth(measures[j, M_CUTOFF], n), err_stop)

@@ -978,6 +978,20 @@ def _level_rows(level_rows, hist, column, n, count, level_order):
 
 
 @njit(cache=True, _nrt=False)
+def _share_levels(level_counts, q, level_rows, n, count):
+    """Row ``q`` of ``level_counts``: :func:`_level_rows`'s counts, where it counted every row.
+
+    (It stops counting once the first ``count`` ranks are filled in long lists.) Column 0 is
+    left -1 where they are not every row's, or more levels than columns.
+    """
+    n_levels = level_rows.size
+    if (n >= _LAZY_ROWS and n >= 16 * count) or n_levels > level_counts.shape[1]:
+        return
+    for level in range(level_counts.shape[1]):
+        level_counts[q, level] = level_rows[level] if level < n_levels else 0
+
+
+@njit(cache=True, _nrt=False)
 def _ideal_gains(gains, level_rows, count, ideal):
     """``gains[r]`` = the gain at rank ``r < count`` of the ideal ranking of ``level_rows``.
 
@@ -1268,29 +1282,31 @@ def _top_order(at, cand, values, bits, above, m, count):
 
 
 @njit(cache=True, _nrt=False)
-def _gains_at(gains, column, first, at, count, rules):
-    """``gains[r]`` = the gain of row ``first + at[r]`` of ``column``, for ``r < count``."""
+def _gains_at(gains, grades, column, first, at, count, rules):
+    """``gains[r]`` = the gain of row ``first + at[r]`` of ``column``, ``grades[r]`` its grade."""
     for r in range(np.uint64(count)):
-        gains[r] = _gain(np.float64(column[np.uint64(first + at[r])]), rules)
+        grade = np.float64(column[np.uint64(first + at[r])])
+        grades[r] = grade
+        gains[r] = _gain(grade, rules)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _top_gains(gains, views, code, s, at, count, rules):
+def _top_gains(gains, grades, views, code, s, at, count, rules):
     """:func:`_gains_at` of rows ``s + at[r]`` of slot ``code`` of the grade ``views``."""
     if code == 0:
-        _gains_at(gains, views[0], s, at, count, rules)
+        _gains_at(gains, grades, views[0], s, at, count, rules)
     elif code == 1:
-        _gains_at(gains, views[1], s, at, count, rules)
+        _gains_at(gains, grades, views[1], s, at, count, rules)
     elif code == 2:
-        _gains_at(gains, views[2], s, at, count, rules)
+        _gains_at(gains, grades, views[2], s, at, count, rules)
     elif code == 3:
-        _gains_at(gains, views[3], s, at, count, rules)
+        _gains_at(gains, grades, views[3], s, at, count, rules)
     elif code == 4:
-        _gains_at(gains, views[4], s, at, count, rules)
+        _gains_at(gains, grades, views[4], s, at, count, rules)
     elif code == 5:
-        _gains_at(gains, views[5], s, at, count, rules)
+        _gains_at(gains, grades, views[5], s, at, count, rules)
     else:
-        _gains_at(gains, views[6], s, at, count, rules)
+        _gains_at(gains, grades, views[6], s, at, count, rules)
 
 
 @njit(cache=True, _nrt=False)
@@ -1399,9 +1415,10 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     1. one pass over the scores, in place: the maxima of 16 (or 32) lanes and the check for
        NaN and infinite scores; the count-th largest lane maximum bounds the count-th best;
     2. a second pass keeps the rows reaching the bound (about ``count + 3`` of them);
-    3. their order (:func:`_top_order`), written to ``best_rows[q]`` where the plan asks for
-       it (the measures beside nDCG read it); the gains of the ``count`` best, by rank, and
-       their prefix sums, as the general path adds them;
+    3. their order (:func:`_top_order`), written to the plan's ``shared`` rows where it asks
+       for it (the measures beside nDCG read it, with the rows' grades and the query's grade
+       levels); the gains of the ``count`` best, by rank, and their prefix sums, as the
+       general path adds them;
     4. IDCG: the grade levels counted in one pass (in place), or the largest gain, or the top
        gains sorted (``ideal="local"``).
 
@@ -1417,7 +1434,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     offsets, grade_views, grade_code, score_views, score_code = inputs[0][:5]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
     discount, discount_prefix, cutoffs, k_max = inputs[2][:4]
-    best_rows = inputs[2][5]
+    best_rows, best_grades, level_counts = inputs[2][5:8]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
     level_rows, hist = scratch[10:]
@@ -1445,9 +1462,6 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
             pending[n_pending] = q
             n_pending += 1
             continue
-        if best_rows.shape[0]:  # the measures beside nDCG read this ranking (no tie: any rule's)
-            for r in range(count):
-                best_rows[q, r] = at[r]
         # 3. the grade levels of the ideal, counted first: the pass brings the query's grades
         #    into the cache before the gains of the best rows are read from them (without it,
         #    one row per cache line is read for that)
@@ -1474,8 +1488,16 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
             lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
         if outside:  # grades presumed among the levels are not: the plan is made again
             return -outside
+        # the measures beside nDCG read this ranking (no tie: any rule's), with the grades of
+        # its rows and the query's grade levels where asked (once the grades are checked)
+        if best_rows.shape[0]:
+            for r in range(count):
+                best_rows[q, r] = at[r]
+        if ideal.mode == IDEAL_RECALL and level_counts.shape[0]:
+            _share_levels(level_counts, q, level_rows, n, ideal_count)
         # 4. DCG: gains by rank, summed in rank order
-        _top_gains(gains, grade_views, grade_code, s, at, count, rules)
+        grades = best_grades[q] if best_grades.shape[0] else vals
+        _top_gains(gains, grades, grade_views, grade_code, s, at, count, rules)
         _prefix_sums(sums, gains, count, discount)
         for j in range(n_cut):
             dcg_out[j, q] = sums[min(cutoffs[j], n)]

@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from fastndcg._contract import Layout, MeasurePlan, MeasuresBackend, capable, readonly
+from fastndcg._contract import (
+    Layout,
+    MeasurePlan,
+    MeasuresBackend,
+    SharedRanking,
+    capable,
+    readonly,
+)
 from fastndcg._contract import codes as C
 from fastndcg._core.aggregate import round_half_even
 from fastndcg._core.definition import Definition
@@ -60,6 +67,8 @@ _BY_DOCID = (*KEYED_TIES, "docid_asc")
 # (from the first group holding a relevant row) and AP (McSherry and Najork); not these (GMAP:
 # the mean of a log over the orders is not the log of AP's mean)
 _NOT_AVERAGED = ("GMAP", "ERR", "Bpref", "IPrec")
+# the grade levels a scoring kernel counts for the measures (those of PRESUMED_GRADES, 0..7)
+_LEVEL_COLUMNS = 8
 
 
 @dataclass(frozen=True)
@@ -89,6 +98,12 @@ class Scoring:
     tie_key: np.ndarray | None = None
     ideal: dict[str, Any] | None = None
     absent: np.ndarray | None = None
+
+    @property
+    def rows_are_judgments(self) -> bool:
+        """Whether the judgments are the rows themselves (arrays): their labels, in place."""
+        judged = self.judged
+        return judged.grades is self.labels and judged.offsets is self.layout.offsets
 
 
 def compute(
@@ -122,18 +137,18 @@ def compute(
     ranking: set[str] = set()  # the dtypes whose ranking an nDCG call writes
     for (gain, below, ties, dtype), columns in scored.items():
         chosen = [measures[j] for j in columns]
-        best_rows = None if dtype in ranking else rankings.get(dtype)
+        shared = None if dtype in ranking else rankings.get(dtype)
         ranking.add(dtype)
         out[:, columns] = _scored(
-            definition, rules, chosen, scoring, gain, below, ties, dtype, best_rows
+            definition, rules, chosen, scoring, gain, below, ties, dtype, shared
         )
     for (ties, dtype), columns in groups.items():
         chosen = [measures[j] for j in columns]
-        best_rows = rankings.get(dtype)
+        shared = rankings.get(dtype)
         if ties == "average" or not 0 < _depth(chosen) <= C.TOP_PATH_DEPTH:
-            best_rows = None
+            shared = None
         values, relevant = _measured(
-            definition, rules, chosen, relevance_level, scoring, ties, dtype, best_rows
+            definition, rules, chosen, relevance_level, scoring, ties, dtype, shared
         )
         for place, j in enumerate(columns):
             empty = np.isnan(values[:, place]) & (relevant[:, place] == 0)
@@ -167,16 +182,18 @@ def _shared_rankings(
     measures: tuple[Measure, ...],
     scored: dict[tuple, list[int]],
     groups: dict[tuple[str, str], list[int]],
-) -> dict[str, np.ndarray]:
+) -> dict[str, SharedRanking]:
     """Where nDCG's scoring kernel writes its ranking for the other measures to read.
 
     Per score dtype of a group of other measures reading short cutoffs: a buffer of best rows
-    (:attr:`Plan.best_rows`, -1 where a query is not ranked there), as wide as the deepest
+    (:attr:`SharedRanking.rows`, -1 where a query is not ranked there), as wide as the deepest
     cutoff the measures or the dtype's first nDCG call read, when the backend shares rankings
     and that is short enough for its short path (which gives a query's best rows when no tie
     is among them: then they are every tie rule's ranking, and the measure kernel ranks the
-    other queries itself). Without an nDCG call of the dtype, the scoring kernel runs for the
-    ranking alone (:func:`_rank_only`): its short path ranks faster than the measure kernel.
+    other queries itself). Where the rows are the judgments (arrays), their grades and each
+    query's rows by grade level too: then the measure kernel reads no label of such a query.
+    Without an nDCG call of the dtype, the scoring kernel runs for the ranking alone
+    (:func:`_rank_only`): its short path ranks faster than the measure kernel.
     """
     backend = definition.backend
     shares = capable(backend, MeasuresBackend) and backend.shares_rankings
@@ -193,32 +210,38 @@ def _shared_rankings(
         width = max(depth, ndcg_depth.get(dtype, 0), widths.get(dtype, 0))
         if ties != "average" and 0 < depth and width <= C.TOP_PATH_DEPTH:
             widths[dtype] = width
+    n_queries = scoring.layout.n_queries
+    judged = scoring.rows_are_judgments
     rankings = {}
     for dtype, width in widths.items():
-        rankings[dtype] = np.full((scoring.layout.n_queries, width), -1, np.int32)
+        rankings[dtype] = SharedRanking(
+            np.full((n_queries, width), -1, np.int32),
+            np.empty((n_queries, width) if judged else (0, 0)),
+            np.full((n_queries, _LEVEL_COLUMNS) if judged else (0, 0), -1, np.int32),
+        )
         if dtype not in ndcg_depth:
             _rank_only(definition, scoring, dtype, rankings[dtype])
     return rankings
 
 
-def _rank_only(definition: Definition, scoring: Scoring, dtype: str, best_rows: np.ndarray) -> None:
-    """The scoring kernel run for its ranking into ``best_rows`` (its DCG is not read).
+def _rank_only(definition: Definition, scoring: Scoring, dtype: str, shared: SharedRanking) -> None:
+    """The scoring kernel run for its ranking into ``shared`` (its DCG is not read).
 
     Under a linear gain, the ideal from the ranked rows and ties in input order, which take any
     grades and need no document ids.
     """
     chosen = replace(
         definition,
-        cutoffs=(best_rows.shape[1],),
+        cutoffs=(shared.rows.shape[1],),
         gain=parse("gain", "linear"),
         ideal="local",
         ties="stable",
         score_dtype=dtype,
     )
     try:
-        chosen.score(scoring.layout, best_rows=best_rows)
+        chosen.score(scoring.layout, shared=shared)
     except OptionError:  # gains whose sums could overflow: the measure kernel ranks them all
-        best_rows.fill(-1)
+        shared.rows.fill(-1)
 
 
 def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:
@@ -253,21 +276,21 @@ def _scored(
     below: int | None,
     ties: str,
     score_dtype: str,
-    best_rows: np.ndarray | None,
+    shared: SharedRanking | None,
 ) -> np.ndarray:
     """The nDCG and DCG of ``measures``, their cutoffs in one call of the scoring kernels.
 
     A value at a cutoff does not depend on the other cutoffs asked (see the kernels), so each
     is the number :func:`fastndcg.ndcg` gives for it alone. ``gain``: the one the names spell
-    (None: the call's); ``below``: grades below it gain 0 (ranx's ``-lN``). ``best_rows``: where
+    (None: the call's); ``below``: grades below it gain 0 (ranx's ``-lN``). ``shared``: where
     the kernel writes its ranking for the other measures (a cutoff as deep is added).
     """
     cutoffs = list(dict.fromkeys(measure.cutoff for measure in measures))
-    if best_rows is not None and best_rows.shape[1] not in cutoffs:
-        cutoffs.append(best_rows.shape[1])  # its values are not read
+    if shared is not None and shared.rows.shape[1] not in cutoffs:
+        cutoffs.append(shared.rows.shape[1])  # its values are not read
     chosen = scored_definition(definition, rules, tuple(cutoffs), gain, below, ties, score_dtype)
     dcg, idcg = chosen.score(
-        scoring.layout, tie_key=scoring.tie_key, best_rows=best_rows, **(scoring.ideal or {})
+        scoring.layout, tie_key=scoring.tie_key, shared=shared, **(scoring.ideal or {})
     )
     ndcg = dcg  # zero_idcg="error" is about nDCG: DCG alone never raises
     if any(measure.kind == "nDCG" for measure in measures):
@@ -333,11 +356,11 @@ def _measured(
     scoring: Scoring,
     ties: str,
     score_dtype: str,
-    best_rows: np.ndarray | None,
+    shared: SharedRanking | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The kernel's values of ``measures`` (ties by ``ties``, scores held as ``score_dtype``).
 
-    And each query's ``R`` for each of them. ``best_rows``: nDCG's ranking, where it made one.
+    And each query's ``R`` for each of them. ``shared``: nDCG's ranking, where it made one.
     """
     backend = definition.backend
     if not capable(backend, MeasuresBackend):
@@ -379,7 +402,7 @@ def _measured(
         skip_negative=negative == 0,
         err_stop=readonly(err_stop),
         depth=-1 if ties == "average" else _depth(measures),  # tie groups: the whole ranking
-        best_rows=best_rows,
+        shared=shared,
     )
     found = backend.measures(plan)
     if (found.nonfinite or found.bad_err_label >= 0) and not layout.scores_checked:

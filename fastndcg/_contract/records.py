@@ -144,13 +144,13 @@ class Layout:
 class SharedRanking:
     """Where a backend's scoring kernel writes what the measures beside nDCG read of a query.
 
-    ``rows`` (int32, n_queries x width, filled with -1): a backend whose short path ranks a
+    ``rows`` (int32, n_queries x width, -1 in column 0): a backend whose short path ranks a
     query's best rows without a tie among them (so under every tie rule) writes their
-    positions in the query there, best first. ``grades`` (float64, the same shape, or (0, 0):
-    not asked): their grades. ``level_counts`` (int32, n_queries x columns, or (0, 0)): how
-    many of the query's rows hold each integer grade 0, 1, ..., written where the kernel
-    counts every row's level (integer grade levels, at most ``columns`` of them); -1 in column
-    0 where not written.
+    positions in the query there, best first (as many as the query has, up to ``width``).
+    ``level_counts`` (int32, n_queries x columns, or (0, 0): not asked; -1 in column 0): how
+    many of the query's rows hold each grade 0, 1, ..., where every grade of the query is one
+    of them (integer grade levels, at most ``columns``); then ``grades`` (int8, the shape of
+    ``rows``) holds the grades of the best rows instead, and ``rows`` only the first.
     """
 
     rows: np.ndarray

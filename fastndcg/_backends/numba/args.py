@@ -27,8 +27,7 @@ _EMPTY_TUPLES = {
 
 # nothing shared with the measures asked for: stand-ins, never written
 NO_ROWS = np.full((0, 0), -1, dtype=np.int32)
-NO_GRADES = np.zeros((0, 0))
-NO_SHARED = SharedRanking(NO_ROWS, NO_GRADES, NO_ROWS)
+NO_SHARED = SharedRanking(NO_ROWS, np.zeros((0, 0), np.int8), NO_ROWS)
 
 
 def views(values: np.ndarray, slots: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:

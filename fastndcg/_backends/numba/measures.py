@@ -99,8 +99,8 @@ class MeasureArgs(NamedTuple):
     err_stop: np.ndarray
     depth: int  # the most ranks a measure reads (-1: every rank)
     best_rows: np.ndarray  # (n_queries, >= depth) int32, -1: not given; (0, 0): none given
-    best_grades: np.ndarray  # their labels (float64); (0, 0): not given
-    level_counts: np.ndarray  # (n_queries, levels) int32, -1 in column 0: not given
+    best_grades: np.ndarray  # their labels (int8) where the query's levels are counted
+    level_counts: np.ndarray  # (n_queries, levels) int32, -1 in column 0: not counted
 
 
 @njit(cache=True, inline="always")
@@ -732,7 +732,8 @@ def measure_queries(q0, q1, args, out, relevant):
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        if level_counts.shape[0] and level_counts[q, 0] >= 0 and not needs_n:  # counted there
+        counted = level_counts.shape[0] > 0 and level_counts[q, 0] >= 0  # by the scoring kernel
+        if counted and not needs_n:
             highest = _counted_levels(level_counts[q], levels, relevant[q])
             top_grade = max(highest, 0.0)
             takes = highest <= err_top
@@ -750,7 +751,7 @@ def measure_queries(q0, q1, args, out, relevant):
                     return nonfinite, i
         if given and n > 0 and best_rows[q, 0] >= 0:  # ranked by the scoring kernel: no tie
             count = _depth(args.depth, n)
-            if best_grades.shape[0]:  # ... which read their labels too
+            if counted:  # ... which read their labels too
                 for i in range(count):
                     ranked[i] = best_grades[q, i]
             else:

@@ -981,14 +981,15 @@ def _level_rows(level_rows, hist, column, n, count, level_order):
 def _share_levels(level_counts, q, level_rows, n, count):
     """Row ``q`` of ``level_counts``: :func:`_level_rows`'s counts, where it counted every row.
 
-    (It stops counting once the first ``count`` ranks are filled in long lists.) Column 0 is
-    left -1 where they are not every row's, or more levels than columns.
+    (It stops counting once the first ``count`` ranks are filled in long lists.) Returns
+    whether it wrote them: not where they are not every row's, or more levels than columns.
     """
     n_levels = level_rows.size
     if (n >= _LAZY_ROWS and n >= 16 * count) or n_levels > level_counts.shape[1]:
-        return
+        return False
     for level in range(level_counts.shape[1]):
         level_counts[q, level] = level_rows[level] if level < n_levels else 0
+    return True
 
 
 @njit(cache=True, _nrt=False)
@@ -1415,10 +1416,10 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     1. one pass over the scores, in place: the maxima of 16 (or 32) lanes and the check for
        NaN and infinite scores; the count-th largest lane maximum bounds the count-th best;
     2. a second pass keeps the rows reaching the bound (about ``count + 3`` of them);
-    3. their order (:func:`_top_order`), written to the plan's ``shared`` rows where it asks
-       for it (the measures beside nDCG read it, with the rows' grades and the query's grade
-       levels); the gains of the ``count`` best, by rank, and their prefix sums, as the
-       general path adds them;
+    3. their order (:func:`_top_order`); the gains of the ``count`` best, by rank, and
+       their prefix sums, as the general path adds them; the order (or the rows' grades and
+       the query's grade levels) where the plan asks for it (``shared``: the measures beside
+       nDCG read it);
     4. IDCG: the grade levels counted in one pass (in place), or the largest gain, or the top
        gains sorted (``ideal="local"``).
 
@@ -1488,16 +1489,22 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
             lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
         if outside:  # grades presumed among the levels are not: the plan is made again
             return -outside
-        # the measures beside nDCG read this ranking (no tie: any rule's), with the grades of
-        # its rows and the query's grade levels where asked (once the grades are checked)
+        # 4. DCG: gains by rank (their grades in `vals`), summed in rank order
+        _top_gains(gains, vals, grade_views, grade_code, s, at, count, rules)
+        # the measures beside nDCG read this ranking (no tie: any rule's) where asked, once the
+        # grades are checked: with the query's grade levels, the rows' grades (then the first
+        # row says the query is ranked), else the rows
         if best_rows.shape[0]:
-            for r in range(count):
-                best_rows[q, r] = at[r]
-        if ideal.mode == IDEAL_RECALL and level_counts.shape[0]:
-            _share_levels(level_counts, q, level_rows, n, ideal_count)
-        # 4. DCG: gains by rank, summed in rank order
-        grades = best_grades[q] if best_grades.shape[0] else vals
-        _top_gains(gains, grades, grade_views, grade_code, s, at, count, rules)
+            counted = False
+            if ideal.mode == IDEAL_RECALL and level_counts.shape[0]:
+                counted = _share_levels(level_counts, q, level_rows, n, ideal_count)
+            best_rows[q, 0] = at[0]
+            if counted:
+                for r in range(count):
+                    best_grades[q, r] = np.int8(vals[r])
+            else:
+                for r in range(1, count):
+                    best_rows[q, r] = at[r]
         _prefix_sums(sums, gains, count, discount)
         for j in range(n_cut):
             dcg_out[j, q] = sums[min(cutoffs[j], n)]

@@ -214,11 +214,11 @@ def _shared_rankings(
     judged = scoring.rows_are_judgments
     rankings = {}
     for dtype, width in widths.items():
-        rankings[dtype] = SharedRanking(
-            np.full((n_queries, width), -1, np.int32),
-            np.empty((n_queries, width) if judged else (0, 0)),
-            np.full((n_queries, _LEVEL_COLUMNS) if judged else (0, 0), -1, np.int32),
-        )
+        rows = np.empty((n_queries, width), np.int32)
+        level_counts = np.empty((n_queries, _LEVEL_COLUMNS) if judged else (0, 0), np.int32)
+        rows[:, :1] = level_counts[:, :1] = -1  # (a query's first column says what is written)
+        grades = np.empty((n_queries, width) if judged else (0, 0), np.int8)
+        rankings[dtype] = SharedRanking(rows, grades, level_counts)
         if dtype not in ndcg_depth:
             _rank_only(definition, scoring, dtype, rankings[dtype])
     return rankings

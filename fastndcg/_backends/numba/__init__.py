@@ -219,7 +219,8 @@ class NumbaBackend:
             shared.grades,
             shared.level_counts,
         )
-        out = np.empty((plan.n_queries, plan.measures.shape[0]))
+        # column-major: the core reads the values measure by measure
+        out = np.empty((plan.n_queries, plan.measures.shape[0]), order="F")
         relevant = np.zeros((plan.n_queries, plan.levels.size), dtype=np.int64)
         threads = self.thread_count()
         if threads == 1 or plan.offsets[-1] < tuning.PARALLEL_MIN_ROWS:

@@ -151,7 +151,9 @@ def compute(
             definition, rules, chosen, relevance_level, scoring, ties, dtype, shared
         )
         for place, j in enumerate(columns):
-            empty = np.isnan(values[:, place]) & (relevant[:, place] == 0)
+            empty = np.isnan(values[:, place])
+            if empty.any():  # (a NaN where R = 0: the no-relevant rule's; others stay)
+                empty &= relevant[place] == 0
             out[:, j] = _finish(rules, chosen[place], values[:, place], empty, no_relevant, scoring)
     for j, measure in enumerate(measures):
         decimals = rules.provider(measure).decimals
@@ -357,7 +359,7 @@ def _measured(
     ties: str,
     score_dtype: str,
     shared: SharedRanking | None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, list[np.ndarray]]:
     """The kernel's values of ``measures`` (ties by ``ties``, scores held as ``score_dtype``).
 
     And each query's ``R`` for each of them. ``shared``: nDCG's ranking, where it made one.
@@ -409,7 +411,7 @@ def _measured(
         check_scores(layout, backend)  # raises on the first NaN or infinite score (input order)
     if found.bad_err_label >= 0:
         raise _err_label_error(rules.err_max_grade, scoring, found.bad_err_label)
-    return found.values, found.relevant[:, [columns.index(level) for level in levels]]
+    return found.values, [found.relevant[:, columns.index(level)] for level in levels]
 
 
 def _depth(measures: list[Measure]) -> int:

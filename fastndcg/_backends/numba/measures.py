@@ -373,17 +373,6 @@ def _expected_precisions(ranked, depth, level, ends):
 
 
 @njit(cache=True, _nrt=False)
-def _average_precision(ranked, depth, level):
-    total = 0.0
-    found = 0
-    for i in range(depth):
-        if ranked[i] >= level:
-            found += 1
-            total += found / (i + 1)
-    return total
-
-
-@njit(cache=True, _nrt=False)
 def _bpref(ranked, n, level, big_r, big_n, skip_negative, nan_without_nonrelevant):
     total = 0.0
     above = 0  # judged non-relevant documents ranked above
@@ -496,8 +485,9 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
     ``n``: the query's rows; ``param``, ``level``: its parameter and relevance level;
     ``big_r``, ``big_n``: the query's R and bpref's N at that level; ``top_grade``: its largest
     grade; ``ties``: (average, the start and the end of each rank's tie group), see
-    :func:`_expected`. Under average ties the
-    core asks only for the measures linear in what each rank holds.
+    :func:`_expected`. Under average ties the core asks only for the measures linear in what
+    each rank holds, and RR, Success and AP; without tie groups, those five come from
+    :func:`_hits` instead, and ERR from :func:`_err`.
     """
     kind, cutoff, choice, choice2 = codes
     depth = _depth(cutoff, n)
@@ -512,17 +502,10 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
     if kind == M_P:
         slots = (n if cutoff < 0 else cutoff) if choice == 0 else depth
         return _expected(ranked, depth, level, _RELEVANT, ties) / slots if slots > 0 else 0.0
-    if kind == M_RR:
-        if ties[0]:
-            return _expected_rr(ranked, depth, level, ties[2])
-        for i in range(depth):
-            if ranked[i] >= level:
-                return 1.0 / (i + 1)
-        return 0.0
+    if kind == M_RR:  # (without tie groups: from _hits)
+        return _expected_rr(ranked, depth, level, ties[2])
     if kind == M_SUCCESS:
-        if ties[0]:
-            return _expected_success(ranked, depth, level, ties[2])
-        return 1.0 if _count(ranked, _TOP, depth, level, _RELEVANT) > 0 else 0.0
+        return _expected_success(ranked, depth, level, ties[2])
     if kind == M_RBP:
         return _rbp(ranked, depth, level, param, choice, top_grade, ties)
     if kind == M_RBP_RESID:
@@ -553,10 +536,7 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
             return 0.0
         return 2.0 * precision * recall / (precision + recall)
     if kind == M_AP:
-        if ties[0]:
-            total = _expected_precisions(ranked, depth, level, ties[2])
-        else:
-            total = _average_precision(ranked, depth, level)
+        total = _expected_precisions(ranked, depth, level, ties[2])
         return total / (big_r if choice == 0 or cutoff < 0 else min(big_r, cutoff))
     if kind == M_RPREC:
         return _expected(ranked, min(big_r, n), level, _RELEVANT, ties) / big_r
@@ -696,8 +676,9 @@ def measure_queries(q0, q1, args, out, relevant):
 
     ``relevant[q, c]`` gets the query's ``R`` at the level of counts column ``c``. Per query:
     its judgments counted (``R``, and bpref's ``N`` and the largest grade where a measure reads
-    them), its labels checked for ERR, its best rows taken from ``best_rows`` where the scoring
-    kernel ranked them (else ranked here), then every measure read from the ranked labels.
+    them) and its labels checked for ERR, or both taken from the grade levels the scoring
+    kernel counted; its best rows (or their labels) taken from what that kernel ranked (else
+    ranked here); then every measure read from the ranked labels.
     Returns the NaN or infinite scores met in the queries ranked here, and the first row whose
     label ERR cannot take (-1: none; the chunk stops there, and the caller raises).
     """

@@ -978,18 +978,27 @@ def _level_rows(level_rows, hist, column, n, count, level_order):
 
 
 @njit(cache=True, _nrt=False)
-def _share_levels(level_counts, q, level_rows, n, count):
-    """Row ``q`` of ``level_counts``: :func:`_level_rows`'s counts, where it counted every row.
+def _share(best_rows, best_grades, level_counts, q, at, grades, count, recall, level_rows, n):
+    """What the measures beside nDCG read of query ``q`` (see ``SharedRanking``).
 
-    (It stops counting once the first ``count`` ranks are filled in long lists.) Returns
-    whether it wrote them: not where they are not every row's, or more levels than columns.
+    Its best rows ``at[:count]`` (their ``grades``), and where the ideal counted the query's
+    grade levels (``recall``) in every row (not once the first ``count`` ranks were filled in
+    a long list) into no more levels than ``level_counts`` has columns: those counts, and the
+    grades instead of the rows but the first. (Not inlined: the short path's loop is faster
+    without this code in it.)
     """
     n_levels = level_rows.size
-    if (n >= _LAZY_ROWS and n >= 16 * count) or n_levels > level_counts.shape[1]:
-        return False
+    counted = recall and level_counts.shape[0] > 0 and n_levels <= level_counts.shape[1]
+    counted = counted and not (n >= _LAZY_ROWS and n >= 16 * count)
+    best_rows[q, 0] = at[0]
+    if not counted:
+        for r in range(1, count):
+            best_rows[q, r] = at[r]
+        return
     for level in range(level_counts.shape[1]):
         level_counts[q, level] = level_rows[level] if level < n_levels else 0
-    return True
+    for r in range(count):
+        best_grades[q, r] = np.int8(grades[r])
 
 
 @njit(cache=True, _nrt=False)
@@ -1495,16 +1504,8 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         # grades are checked: with the query's grade levels, the rows' grades (then the first
         # row says the query is ranked), else the rows
         if best_rows.shape[0]:
-            counted = False
-            if ideal.mode == IDEAL_RECALL and level_counts.shape[0]:
-                counted = _share_levels(level_counts, q, level_rows, n, ideal_count)
-            best_rows[q, 0] = at[0]
-            if counted:
-                for r in range(count):
-                    best_grades[q, r] = np.int8(vals[r])
-            else:
-                for r in range(1, count):
-                    best_rows[q, r] = at[r]
+            recall = ideal.mode == IDEAL_RECALL
+            _share(best_rows, best_grades, level_counts, q, at, vals, count, recall, level_rows, n)
         _prefix_sums(sums, gains, count, discount)
         for j in range(n_cut):
             dcg_out[j, q] = sums[min(cutoffs[j], n)]

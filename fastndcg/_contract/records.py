@@ -144,13 +144,14 @@ class Layout:
 class SharedRanking:
     """Where a backend's scoring kernel writes what the measures beside nDCG read of a query.
 
-    ``rows`` (int32, n_queries x width, -1 in column 0): a backend whose short path ranks a
-    query's best rows without a tie among them (so under every tie rule) writes their
-    positions in the query there, best first (as many as the query has, up to ``width``).
-    ``level_counts`` (int32, n_queries x columns, or (0, 0): not asked; -1 in column 0): how
-    many of the query's rows hold each grade 0, 1, ..., where every grade of the query is one
-    of them (integer grade levels, at most ``columns``); then ``grades`` (int8, the shape of
-    ``rows``) holds the grades of the best rows instead, and ``rows`` only the first.
+    ``rows`` (int32, n_queries x width): a backend whose short path ranks a query's best rows
+    without a tie among them (so under every tie rule) writes their positions in the query
+    there, best first (as many as it has, up to ``width``); -1 in column 0 says it did not.
+    ``level_counts`` (int16, n_queries x levels, or (0, 0): not asked): where given, it says
+    instead what was written: how many of the query's rows hold each grade 0, 1, ..., where
+    every grade of the query is one of them (integer grade levels, at most ``levels``, fewer
+    than 32,768 rows), and then ``grades`` (int8, n_queries x width) holds the grades of its
+    best rows in place of ``rows``; -2 in column 0: ``rows`` are written; -1: nothing.
     """
 
     rows: np.ndarray

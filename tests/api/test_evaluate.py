@@ -168,6 +168,13 @@ def test_the_measures_read_the_ranking_ndcg_s_kernel_made(queries, k, ndcg_k, ti
         np.testing.assert_allclose(expected, oracle, rtol=0, atol=1e-12, equal_nan=True)
 
 
+def _ranked_there(shared):
+    """Which queries the scoring kernel ranked for the measures (see SharedRanking)."""
+    if shared.level_counts.size:
+        return (shared.level_counts[:, 0] >= 0) | (shared.level_counts[:, 0] == -2)
+    return shared.rows[:, 0] >= 0
+
+
 ARRAY_MEASURES = ["nDCG@10", "P@10", "R@10", "RR@10", "AP@10", "Success@10", "ERR@10"]
 ARRAY_MEASURES += ["P(rel=2)@5", "R(rel=3)@20", "RBP(p=0.8)@10", "NumRel", "Judged@10"]
 
@@ -216,11 +223,10 @@ def test_arrays_share_their_labels_and_level_counts(monkeypatch, grades):
     found = fastndcg.evaluate(labels, scores, backend="numba", **options).per_query
     np.testing.assert_array_equal(found, expected)
     shared = handed[-1].shared
-    ranked = shared.rows[:, 0] >= 0
+    ranked = _ranked_there(shared)
     assert ranked.mean() > 0.9 or grades == "fractions"  # (no short path: the ideal sorts)
     counted = shared.level_counts[:, 0] >= 0
-    assert not (counted & ~ranked).any()
-    # each ranked query's best rows (or, where its levels are counted, their grades)
+    # each ranked query's best rows, or where its levels are counted, their grades
     width = np.minimum(lengths, 10)
     for query in np.flatnonzero(ranked)[::7]:
         own = slice(offsets[query], offsets[query + 1])
@@ -263,17 +269,17 @@ def test_the_ranking_is_shared_where_the_short_path_ranks(monkeypatch):
     names = [Measure("nDCG", cutoff=10), Measure("P", cutoff=5), Measure("AP", cutoff=10)]
     names += [Measure("RR", cutoff=10), Measure("ERR", cutoff=10), Measure("R", cutoff=10)]
     one = engine_values(queries, names, DEFAULT, "numba", n_threads=1)
-    rows = handed[-1].shared.rows
+    ranked = _ranked_there(handed[-1].shared)
     lengths = np.array([len(q[0]) for q in queries])
     distinct = (np.arange(len(queries)) % 3 > 0) & (lengths > 0)
-    assert (rows[distinct, 0] >= 0).all()  # every list without ties: ranked by nDCG's kernel
-    assert (rows[~distinct, 0] >= 0).mean() < 0.5  # ties among the best: ranked again
+    assert ranked[distinct].all()  # every list without ties: ranked by nDCG's kernel
+    assert ranked[~distinct].mean() < 0.5  # ties among the best: ranked again
     several = engine_values(queries, names, DEFAULT, "numba", n_threads=2)
     np.testing.assert_array_equal(several, one)
     np.testing.assert_array_equal(engine_values(queries, names, DEFAULT, "numpy"), one)
     alone = engine_values(queries, names[1:], DEFAULT, "numba", n_threads=1)
     np.testing.assert_array_equal(one[:, 1:], alone)
-    assert (handed[-1].shared.rows[distinct, 0] >= 0).all()  # without nDCG: its kernel still ranks
+    assert _ranked_there(handed[-1].shared)[distinct].all()  # without nDCG: its kernel ranks
 
 
 @pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not available in this run")

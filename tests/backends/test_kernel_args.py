@@ -71,7 +71,7 @@ def test_every_kernel_input_is_the_plan_field_it_is_named_after(ranked):
     assert plan.shared is None and all(part.size == 0 for part in shared)  # empty stand-ins
     rows = np.full((plan.n_queries, max(plan.k_max, 1)), -1, np.int32)
     asked = SharedRanking(
-        rows, np.zeros(rows.shape, np.int8), np.full((plan.n_queries, 8), -1, np.int32)
+        rows, np.zeros(rows.shape, np.int8), np.full((plan.n_queries, 8), -1, np.int16)
     )
     with_rows = KernelArgs.of(dataclasses.replace(plan, shared=asked)).packed()
     parts = (asked.rows, asked.grades, asked.level_counts)

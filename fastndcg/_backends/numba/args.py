@@ -27,7 +27,7 @@ _EMPTY_TUPLES = {
 
 # nothing shared with the measures asked for: stand-ins, never written
 NO_ROWS = np.full((0, 0), -1, dtype=np.int32)
-NO_SHARED = SharedRanking(NO_ROWS, np.zeros((0, 0), np.int8), NO_ROWS)
+NO_SHARED = SharedRanking(NO_ROWS, np.zeros((0, 0), np.int8), np.zeros((0, 0), np.int16))
 
 
 def views(values: np.ndarray, slots: tuple[np.dtype, ...]) -> tuple[tuple[np.ndarray, ...], int]:

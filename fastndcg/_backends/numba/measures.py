@@ -100,7 +100,7 @@ class MeasureArgs(NamedTuple):
     depth: int  # the most ranks a measure reads (-1: every rank)
     best_rows: np.ndarray  # (n_queries, >= depth) int32, -1: not given; (0, 0): none given
     best_grades: np.ndarray  # their labels (int8) where the query's levels are counted
-    level_counts: np.ndarray  # (n_queries, levels) int32, -1 in column 0: not counted
+    level_counts: np.ndarray  # (n_queries, levels) int16; column 0: -1 none, -2 rows given
 
 
 @njit(cache=True, inline="always")
@@ -644,21 +644,22 @@ def _err_takes(labels, top):
 
 
 @njit(cache=True, _nrt=False)
-def _counted_levels(counts, levels, relevant):
-    """``R`` at each relevance level, from a query's rows at each grade.
+def _counted_levels(counts, q, levels, relevant):
+    """``relevant[q, c]``: query ``q``'s ``R`` at each relevance level, from its grade levels.
 
-    ``counts[g]``: the query's rows (its judgments) of grade ``g = 0, 1, ...``. Returns the
-    largest grade held, -1.0 for none.
+    ``counts[q, g]``: the query's rows (its judgments) of grade ``g = 0, 1, ...``. Returns the
+    largest grade held, -1.0 for none. (Rows indexed here, not passed as views: a view of a
+    row takes and drops a reference, two atomic operations a query.)
     """
     highest = -1.0
     for c in range(levels.size):
-        relevant[c] = 0
-    for g in range(counts.size):
-        rows = counts[g]
+        relevant[q, c] = 0
+    for g in range(counts.shape[1]):
+        rows = np.int64(counts[q, g])
         grade = np.float64(g)
         highest = grade if rows > 0 else highest
         for c in range(levels.size):
-            relevant[c] += rows if grade >= levels[c] else 0
+            relevant[q, c] += rows if grade >= levels[c] else 0
     return highest
 
 
@@ -713,9 +714,17 @@ def measure_queries(q0, q1, args, out, relevant):
     for q in range(q0, q1):
         s = offsets[q]
         n = offsets[q + 1] - s
-        counted = level_counts.shape[0] > 0 and level_counts[q, 0] >= 0  # by the scoring kernel
+        # what the scoring kernel shared: the query's grade levels and its best rows' labels,
+        # or its best rows (-2 in the counts where they are given, else row 0 >= 0), or nothing
+        counted = False
+        ranked_there = False
+        if level_counts.shape[0]:
+            counted = level_counts[q, 0] >= 0
+            ranked_there = level_counts[q, 0] == -2
+        elif given:
+            ranked_there = best_rows[q, 0] >= 0
         if counted and not needs_n:
-            highest = _counted_levels(level_counts[q], levels, relevant[q])
+            highest = _counted_levels(level_counts, q, levels, relevant)
             top_grade = max(highest, 0.0)
             takes = highest <= err_top
         else:
@@ -730,14 +739,14 @@ def measure_queries(q0, q1, args, out, relevant):
             for i in range(s, s + n):  # the first row it does not take
                 if not _err_takes(labels[i : i + 1], err_top):
                     return nonfinite, i
-        if given and n > 0 and best_rows[q, 0] >= 0:  # ranked by the scoring kernel: no tie
+        if counted:  # ranked by the scoring kernel (no tie), which read the labels too
             count = _depth(args.depth, n)
-            if counted:  # ... which read their labels too
-                for i in range(count):
-                    ranked[i] = best_grades[q, i]
-            else:
-                for i in range(count):
-                    ranked[i] = labels[s + best_rows[q, i]]
+            for i in range(count):
+                ranked[i] = best_grades[q, i]
+        elif ranked_there:
+            count = _depth(args.depth, n)
+            for i in range(count):
+                ranked[i] = labels[s + best_rows[q, i]]
         else:
             bad = 0 if args.ranked else _count_nonfinite(args.scores[s : s + n])
             nonfinite += bad

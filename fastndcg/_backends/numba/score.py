@@ -115,6 +115,7 @@ _PAD = 16  # counting loops compare whole blocks of this many rows
 _PAD32 = 32  # ... and of this many float32 values (8 per vector, 4 vectors per step)
 _FEW = 32  # selections up to this size take the lane bound (16 or 32 lanes)
 _TOP_CANDIDATES = 64  # the short-cutoff path ranks up to this many candidates (more: general)
+_SHARED_COUNT = 1 << 15  # grade levels shared with the measures: int16 counts
 _WEAK_BOUND = 4  # deeper selections from lists shorter than this many times their size skip
 # the column bound (each column holds too few rows for its maximum to exclude many)
 
@@ -981,24 +982,26 @@ def _level_rows(level_rows, hist, column, n, count, level_order):
 def _share(best_rows, best_grades, level_counts, q, at, grades, count, recall, level_rows, n):
     """What the measures beside nDCG read of query ``q`` (see ``SharedRanking``).
 
-    Its best rows ``at[:count]`` (their ``grades``), and where the ideal counted the query's
-    grade levels (``recall``) in every row (not once the first ``count`` ranks were filled in
-    a long list) into no more levels than ``level_counts`` has columns: those counts, and the
-    grades instead of the rows but the first. (Not inlined: the short path's loop is faster
-    without this code in it.)
+    Where ``level_counts`` is given and the ideal counted the query's grade levels
+    (``recall``) in every row (not once the first ``count`` ranks were filled in a long list)
+    into no more levels than it has columns: those counts, and the ``grades`` of the best rows
+    ``at[:count]``; otherwise the rows (and -2 in the counts' first column, where given).
+    (Not inlined: the short path's loop is faster without this code in it.)
     """
     n_levels = level_rows.size
-    counted = recall and level_counts.shape[0] > 0 and n_levels <= level_counts.shape[1]
-    counted = counted and not (n >= _LAZY_ROWS and n >= 16 * count)
-    best_rows[q, 0] = at[0]
-    if not counted:
-        for r in range(1, count):
-            best_rows[q, r] = at[r]
+    shares_counts = level_counts.shape[0] > 0
+    counted = recall and shares_counts and n_levels <= level_counts.shape[1]
+    counted = counted and n < _SHARED_COUNT and not (n >= _LAZY_ROWS and n >= 16 * count)
+    if counted:
+        for level in range(level_counts.shape[1]):
+            level_counts[q, level] = level_rows[level] if level < n_levels else 0
+        for r in range(count):
+            best_grades[q, r] = np.int8(grades[r])
         return
-    for level in range(level_counts.shape[1]):
-        level_counts[q, level] = level_rows[level] if level < n_levels else 0
     for r in range(count):
-        best_grades[q, r] = np.int8(grades[r])
+        best_rows[q, r] = at[r]
+    if shares_counts:
+        level_counts[q, 0] = -2
 
 
 @njit(cache=True, _nrt=False)

@@ -217,8 +217,8 @@ def _shared_rankings(
     rankings = {}
     for dtype, width in widths.items():
         rows = np.empty((n_queries, width), np.int32)
-        level_counts = np.empty((n_queries, _LEVEL_COLUMNS) if judged else (0, 0), np.int32)
-        rows[:, :1] = level_counts[:, :1] = -1  # (a query's first column says what is written)
+        level_counts = np.empty((n_queries, _LEVEL_COLUMNS) if judged else (0, 0), np.int16)
+        (level_counts if judged else rows)[:, :1] = -1  # what says a query is not ranked there
         grades = np.empty((n_queries, width) if judged else (0, 0), np.int8)
         rankings[dtype] = SharedRanking(rows, grades, level_counts)
         if dtype not in ndcg_depth:

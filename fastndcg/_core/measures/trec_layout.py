@@ -56,7 +56,9 @@ def summarize(measure: Measure, values: np.ndarray, gm_floor: float = 1e-5) -> f
     kind = KINDS[measure.kind]
     if kind.aggregate == "sum":
         return float(np.nansum(values))
-    kept = values[~np.isnan(values)]
+    skipped = np.isnan(values)
+    # the kept values, contiguous (a copy only where some are skipped or they are strided)
+    kept = values[~skipped] if skipped.any() else np.ascontiguousarray(values)
     if kept.size == 0:
         return math.nan
     if kind.aggregate == "geometric":

@@ -1504,8 +1504,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         # 4. DCG: gains by rank (their grades in `vals`), summed in rank order
         _top_gains(gains, vals, grade_views, grade_code, s, at, count, rules)
         # the measures beside nDCG read this ranking (no tie: any rule's) where asked, once the
-        # grades are checked: with the query's grade levels, the rows' grades (then the first
-        # row says the query is ranked), else the rows
+        # grades are checked: the query's grade levels and the rows' grades, or the rows
         if best_rows.shape[0]:
             recall = ideal.mode == IDEAL_RECALL
             _share(best_rows, best_grades, level_counts, q, at, vals, count, recall, level_rows, n)

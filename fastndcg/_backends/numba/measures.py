@@ -98,9 +98,10 @@ class MeasureArgs(NamedTuple):
     skip_negative: bool
     err_stop: np.ndarray
     depth: int  # the most ranks a measure reads (-1: every rank)
-    best_rows: np.ndarray  # (n_queries, >= depth) int32, -1: not given; (0, 0): none given
+    best_rows: np.ndarray  # (n_queries, >= depth) int32; (0, 0): none given (see level_counts)
     best_grades: np.ndarray  # their labels (int8) where the query's levels are counted
-    level_counts: np.ndarray  # (n_queries, levels) int16; column 0: -1 none, -2 rows given
+    # (n_queries, levels) int16, column 0: -1 nothing, -2 rows given; (0, 0): rows say (-1 none)
+    level_counts: np.ndarray
 
 
 @njit(cache=True, inline="always")
@@ -479,7 +480,7 @@ def _iprec(ranked, n, level, big_r, recall, rounding):
 
 
 @njit(cache=True, _nrt=False)
-def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, ties):
+def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, ties):
     """The measure of ``codes`` (kind, cutoff, two choices) for a query ranked ``ranked``.
 
     ``n``: the query's rows; ``param``, ``level``: its parameter and relevance level;
@@ -510,8 +511,6 @@ def _measure(ranked, n, codes, param, level, big_r, big_n, top_grade, err_stop, 
         return _rbp(ranked, depth, level, param, choice, top_grade, ties)
     if kind == M_RBP_RESID:
         return _rbp_residual(ranked, n, param, ties)
-    if kind == M_ERR:
-        return _err(ranked, depth, err_stop)
     if kind == M_JUDGED:
         slots = depth if choice == 0 else (n if cutoff < 0 else cutoff)
         what = _NONNEGATIVE if choice2 == 1 else _JUDGED
@@ -761,19 +760,20 @@ def measure_queries(q0, q1, args, out, relevant):
             kind = measures[j, M_KIND]
             column = measures[j, M_COUNTS]
             cutoff, level = measures[j, M_CUTOFF], params[j, 1]
+            depth = _depth(cutoff, n)
             if not average and (
                 kind == M_P or kind == M_R or kind == M_RR or kind == M_AP or kind == M_SUCCESS
             ):
-                if hits_at != (_depth(cutoff, n), level):
-                    hits_at = (_depth(cutoff, n), level)
-                    hits = _hits(ranked, hits_at[0], level)
+                if hits_at != (depth, level):
+                    hits_at = (depth, level)
+                    hits = _hits(ranked, depth, level)
                 choice = measures[j, M_CHOICE]
                 out[q, j] = _from_hits(kind, hits, n, cutoff, choice, relevant[q, column])
                 continue
-            if kind == M_ERR:
-                out[q, j] = _err(ranked, _depth(measures[j, M_CUTOFF], n), err_stop)
+            if kind == M_ERR:  # (never under average ties: the core refuses them)
+                out[q, j] = _err(ranked, depth, err_stop)
                 continue
-            codes = (kind, measures[j, M_CUTOFF], measures[j, M_CHOICE], measures[j, M_CHOICE2])
+            codes = (kind, cutoff, measures[j, M_CHOICE], measures[j, M_CHOICE2])
             out[q, j] = _measure(
                 ranked,
                 n,
@@ -783,7 +783,6 @@ def measure_queries(q0, q1, args, out, relevant):
                 relevant[q, column],
                 nonrelevant[column],
                 top_grade,
-                err_stop,
                 ties,
             )
     return nonfinite, -1

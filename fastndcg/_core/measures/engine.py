@@ -188,7 +188,7 @@ def _shared_rankings(
     """Where nDCG's scoring kernel writes its ranking for the other measures to read.
 
     Per score dtype of a group of other measures reading short cutoffs: a buffer of best rows
-    (:attr:`SharedRanking.rows`, -1 where a query is not ranked there), as wide as the deepest
+    (:class:`SharedRanking`, which says where a query is not ranked there), as wide as the deepest
     cutoff the measures or the dtype's first nDCG call read, when the backend shares rankings
     and that is short enough for its short path (which gives a query's best rows when no tie
     is among them: then they are every tie rule's ranking, and the measure kernel ranks the
@@ -242,8 +242,8 @@ def _rank_only(definition: Definition, scoring: Scoring, dtype: str, shared: Sha
     )
     try:
         chosen.score(scoring.layout, shared=shared)
-    except OptionError:  # gains whose sums could overflow: the measure kernel ranks them all
-        shared.rows.fill(-1)
+    except OptionError:  # gains whose sums could overflow, refused by the plan before the
+        pass  # kernel wrote anything: the measure kernel ranks every query
 
 
 def refuse_average_ties(measures: tuple[Measure, ...], ties: str) -> None:

@@ -34,13 +34,18 @@ def group_rows(
         )
     if n_rows == 0:
         return np.zeros(1, dtype=np.int64), ids[:0], None
-    if ids.dtype.kind in "biufUS":
-        bounds = backend.run_bounds(ids)
-        run_ids = ids[bounds[:-1]]
-        if np.unique(run_ids).size == run_ids.size:
-            return bounds, run_ids, None
-    codes, uniques = _dictionary_encode(ids, name)
-    return group_codes(codes, uniques)
+    if ids.dtype.kind not in "biufUS":
+        return group_codes(*_dictionary_encode(ids, name))
+    # the rows in runs of one id: the ids of the runs say whether each query is one run
+    bounds = backend.run_bounds(ids)
+    run_ids = ids[bounds[:-1]]
+    if np.all(run_ids[1:] > run_ids[:-1]):  # sorted ids: no id can repeat
+        return bounds, run_ids, None
+    many_runs = 2 * run_ids.size > n_rows  # runs of about a row: encode the rows' ids at once
+    codes, uniques = _dictionary_encode(ids if many_runs else run_ids, name)
+    if len(uniques) == run_ids.size:  # no id in two runs
+        return bounds, run_ids, None
+    return group_codes(codes if many_runs else np.repeat(codes, np.diff(bounds)), uniques)
 
 
 def group_codes(codes: np.ndarray, uniques: Any) -> tuple[np.ndarray, Any, np.ndarray | None]:
@@ -53,7 +58,23 @@ def group_codes(codes: np.ndarray, uniques: Any) -> tuple[np.ndarray, Any, np.nd
     np.cumsum(counts, out=offs[1:])
     if np.all(codes[1:] >= codes[:-1]):
         return offs, uniques, None
-    return offs, uniques, np.argsort(codes, kind="stable").astype(np.int64)
+    return offs, uniques, _stable_order(codes, len(uniques))
+
+
+def _stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """``np.argsort(codes, kind="stable")`` for codes ``0..n_codes-1``, as int64.
+
+    In one or two passes of NumPy's radix sort over 16-bit keys (its stable sort of wider
+    integers is a merge sort, 8x slower on 320,000 rows): the low 16 bits first, then, stably,
+    the high ones.
+    """
+    if n_codes > 1 << 32:
+        return np.argsort(codes, kind="stable").astype(np.int64)
+    if n_codes <= 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable").astype(np.int64)
+    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (codes[order] >> 16).astype(np.uint16)
+    return order[np.argsort(high, kind="stable")].astype(np.int64)
 
 
 def _query_id_vector(qid: Any, name: str) -> np.ndarray:

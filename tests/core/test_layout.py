@@ -51,6 +51,25 @@ def test_repeated_qid_runs_are_regrouped(backend):
     assert result.per_query[0, 0] == alone.per_query[0, 0]
 
 
+@pytest.mark.parametrize("n_queries", [300, 70_000])  # the grouping's one and two sort passes
+def test_shuffled_rows_group_as_a_stable_sort_by_first_appearance(backend, n_queries):
+    rng = np.random.default_rng(n_queries)
+    qid = rng.integers(0, 10**12, n_queries)[rng.integers(0, n_queries, 3 * n_queries)]
+    grades = rng.integers(0, 3, qid.size).astype(np.float64)
+    scores = rng.integers(0, 4, qid.size).astype(np.float64)  # ties: the row order matters
+    result = fastndcg.ndcg(grades, scores, qid=qid, k=[3, None], ties="stable", backend=backend)
+    first = dict.fromkeys(qid.tolist())
+    code_of = {query: c for c, query in enumerate(first)}
+    codes = np.array([code_of[query] for query in qid.tolist()])
+    order = np.argsort(codes, kind="stable")  # the reference grouping
+    offsets = np.searchsorted(codes[order], range(len(first) + 1))
+    expected = fastndcg.ndcg(
+        grades[order], scores[order], offsets=offsets, k=[3, None], ties="stable", backend=backend
+    )
+    assert list(result.query_ids) == list(first)
+    np.testing.assert_array_equal(result.per_query, expected.per_query)
+
+
 def test_dense_rows_are_queries(backend):
     grades = np.array([[3, 2, 0, 1], [0, 0, 1, 2]])
     scores = np.array([[0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]])

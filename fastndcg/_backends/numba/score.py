@@ -1640,6 +1640,21 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             if outside:
                 return nonfinite + outside
 
+        if ideal.mode != IDEAL_MAX and ideal.mode != IDEAL_LOCAL:
+            m = n
+            judged = g
+            if ideal.mode == IDEAL_GLOBAL:
+                si = ideal_offsets[q]
+                m = ideal_offsets[q + 1] - si
+                _load_grades(ideal_views, ideal_code, si, m, ig)
+                judged = ig
+            ideal_count = m if whole else min(k_max, m)
+            _ideal_prefix(
+                ideal_prefix, vals, level_rows, hist, judged, m, ideal_count, rules, ideal, discount
+            )
+            for j in range(n_cut):
+                idcg_out[j, q] = ideal_prefix[_depth(cutoffs[j], m)]
+
         # 1. the best `count` positions in rank order, their scores in `top`; `tied`: score of
         #    the last selected tie group when positions outside the selection share it. With
         #    ties in input order and no local ideal, the prefix sums come from counted ranks.
@@ -1744,20 +1759,6 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                 idcg_out[j, q] = _local_ideal(
                     vals, buf, mean_gain, group_end, cut, average, g, rules, discount
                 )
-        else:
-            m = n
-            judged = g
-            if ideal.mode == IDEAL_GLOBAL:
-                si = ideal_offsets[q]
-                m = ideal_offsets[q + 1] - si
-                _load_grades(ideal_views, ideal_code, si, m, ig)
-                judged = ig
-            ideal_count = m if whole else min(k_max, m)
-            _ideal_prefix(
-                ideal_prefix, vals, level_rows, hist, judged, m, ideal_count, rules, ideal, discount
-            )
-            for j in range(n_cut):
-                idcg_out[j, q] = ideal_prefix[_depth(cutoffs[j], m)]
     return nonfinite
 
 

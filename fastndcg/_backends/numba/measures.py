@@ -449,11 +449,16 @@ def _rbp_residual(ranked, n, p, ties):
 
 @njit(cache=True, _nrt=False)
 def _err(ranked, depth, stop_of):
+    """ERR of the top ``depth`` labels; ``stop_of[g]``: grade ``g``'s stopping probability.
+
+    Labels above 0 are integers up to ``stop_of.size - 1`` (checked before); the others stop
+    no one: ``stop_of[0]`` is 0.0, read without a branch (a label's relevance is a coin flip
+    to the branch predictor).
+    """
     total = 0.0
     looking = 1.0  # the probability that the user reaches this rank
     for i in range(depth):
-        label = ranked[i]
-        stop = stop_of[int(label)] if label > 0.0 else 0.0
+        stop = stop_of[max(np.int64(ranked[i]), 0)]
         total += looking * stop / (i + 1)
         looking *= 1.0 - stop
     return total
@@ -642,7 +647,7 @@ def _err_takes(labels, top):
     return not bad
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _counted_levels(counts, q, levels, relevant):
     """``relevant[q, c]``: query ``q``'s ``R`` at each relevance level, from its grade levels.
 
@@ -651,14 +656,13 @@ def _counted_levels(counts, q, levels, relevant):
     row takes and drops a reference, two atomic operations a query.)
     """
     highest = -1.0
-    for c in range(levels.size):
-        relevant[q, c] = 0
     for g in range(counts.shape[1]):
-        rows = np.int64(counts[q, g])
-        grade = np.float64(g)
-        highest = grade if rows > 0 else highest
-        for c in range(levels.size):
-            relevant[q, c] += rows if grade >= levels[c] else 0
+        highest = np.float64(g) if counts[q, g] > 0 else highest
+    for c in range(levels.size):  # summed in a register (not in `relevant`: a store a level)
+        total = np.int64(0)
+        for g in range(counts.shape[1]):
+            total += np.int64(counts[q, g]) if np.float64(g) >= levels[c] else 0
+        relevant[q, c] = total
     return highest
 
 

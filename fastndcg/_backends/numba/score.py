@@ -1640,6 +1640,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
             if outside:
                 return nonfinite + outside
 
+        # 0. IDCG from the query's (or its judgment list's) grades, before the ranking: its
+        #    chain of additions then runs beside the ranking's independent work
         if ideal.mode != IDEAL_MAX and ideal.mode != IDEAL_LOCAL:
             m = n
             judged = g
@@ -1748,7 +1750,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
         for j in range(n_cut):
             dcg_out[j, q] = prefix[_depth(cutoffs[j], n)]
 
-        # 4. IDCG per cutoff
+        # 4. IDCG per cutoff, where it needs no grade count (see 0.)
         if ideal.mode == IDEAL_MAX:
             for j in range(n_cut):
                 slots = n if cutoffs[j] < 0 else cutoffs[j]

@@ -147,7 +147,7 @@ class SharedRanking:
     ``rows`` (int32, n_queries x width): a backend whose short path ranks a query's best rows
     without a tie among them (so under every tie rule) writes their positions in the query
     there, best first (as many as it has, up to ``width``); -1 in column 0 says it did not.
-    ``level_counts`` (int16, n_queries x levels, or (0, 0): not asked): where given, it says
+    ``level_counts`` (int16, n_queries x levels; no columns: not asked): where given, it says
     instead what was written: how many of the query's rows hold each grade 0, 1, ..., where
     every grade of the query is one of them (integer grade levels, at most ``levels``, fewer
     than 32,768 rows), and then ``grades`` (int8, n_queries x width) holds the grades of its

@@ -721,7 +721,7 @@ def measure_queries(q0, q1, args, out, relevant):
         # or its best rows (-2 in the counts where they are given, else row 0 >= 0), or nothing
         counted = False
         ranked_there = False
-        if level_counts.shape[0]:
+        if level_counts.shape[1]:
             counted = level_counts[q, 0] >= 0
             ranked_there = level_counts[q, 0] == -2
         elif given:

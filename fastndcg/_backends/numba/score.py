@@ -979,29 +979,30 @@ def _level_rows(level_rows, hist, column, n, count, level_order):
 
 
 @njit(cache=True, _nrt=False)
-def _share(best_rows, best_grades, level_counts, q, at, grades, count, recall, level_rows, n):
-    """What the measures beside nDCG read of query ``q`` (see ``SharedRanking``).
+def _share(best_rows, best_grades, level_counts, at, grades, count, recall, level_rows, n):
+    """What the measures beside nDCG read of a query, into its rows of ``SharedRanking``.
 
-    Where ``level_counts`` is given and the ideal counted the query's grade levels
+    Where ``level_counts`` has room and the ideal counted the query's grade levels
     (``recall``) in every row (not once the first ``count`` ranks were filled in a long list)
-    into no more levels than it has columns: those counts, and the ``grades`` of the best rows
-    ``at[:count]``; otherwise the rows (and -2 in the counts' first column, where given).
-    (Not inlined: the short path's loop is faster without this code in it.)
+    into no more levels than it has: those counts, and the ``grades`` of the best rows
+    ``at[:count]``; otherwise the rows (and -2 in the counts' first entry, where given).
+    (Not inlined, and given rows, not the whole arrays: the short path's loop is faster
+    without this code in it, and a call passes every field of an array argument.)
     """
     n_levels = level_rows.size
-    shares_counts = level_counts.shape[0] > 0
-    counted = recall and shares_counts and n_levels <= level_counts.shape[1]
+    shares_counts = level_counts.size > 0
+    counted = recall and shares_counts and n_levels <= level_counts.size
     counted = counted and n < _SHARED_COUNT and not (n >= _LAZY_ROWS and n >= 16 * count)
     if counted:
-        for level in range(level_counts.shape[1]):
-            level_counts[q, level] = level_rows[level] if level < n_levels else 0
+        for level in range(level_counts.size):
+            level_counts[level] = level_rows[level] if level < n_levels else 0
         for r in range(count):
-            best_grades[q, r] = np.int8(grades[r])
+            best_grades[r] = np.int8(grades[r])
         return
     for r in range(count):
-        best_rows[q, r] = at[r]
+        best_rows[r] = at[r]
     if shares_counts:
-        level_counts[q, 0] = -2
+        level_counts[0] = -2
 
 
 @njit(cache=True, _nrt=False)
@@ -1507,7 +1508,8 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         # grades are checked: the query's grade levels and the rows' grades, or the rows
         if best_rows.shape[0]:
             recall = ideal.mode == IDEAL_RECALL
-            _share(best_rows, best_grades, level_counts, q, at, vals, count, recall, level_rows, n)
+            rows, grades, counts = best_rows[q], best_grades[q], level_counts[q]
+            _share(rows, grades, counts, at, vals, count, recall, level_rows, n)
         _prefix_sums(sums, gains, count, discount)
         for j in range(n_cut):
             dcg_out[j, q] = sums[min(cutoffs[j], n)]

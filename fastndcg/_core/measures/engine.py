@@ -217,9 +217,9 @@ def _shared_rankings(
     rankings = {}
     for dtype, width in widths.items():
         rows = np.empty((n_queries, width), np.int32)
-        level_counts = np.empty((n_queries, _LEVEL_COLUMNS) if judged else (0, 0), np.int16)
+        level_counts = np.empty((n_queries, _LEVEL_COLUMNS if judged else 0), np.int16)
         (level_counts if judged else rows)[:, :1] = -1  # what says a query is not ranked there
-        grades = np.empty((n_queries, width) if judged else (0, 0), np.int8)
+        grades = np.empty((n_queries, width if judged else 0), np.int8)
         rankings[dtype] = SharedRanking(rows, grades, level_counts)
         if dtype not in ndcg_depth:
             _rank_only(definition, scoring, dtype, rankings[dtype])

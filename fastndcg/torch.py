@@ -37,12 +37,9 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from fastndcg._backends import ENV_BACKEND, automatic_backend, available_backends
+from fastndcg._backends import ENV_BACKEND, available_backends
 from fastndcg._core.options import DEFINITION
 from fastndcg._errors import (
     NOT_GIVEN,
@@ -241,10 +238,7 @@ class _Accumulated(_MetricBase):
         dense = [_joined(getattr(self, name)) for name in _DENSE]
         scores, grades = _joined(indexed[0], dense[0]), _joined(indexed[1], dense[1])
         query, sizes = indexed[2].long(), dense[2].long()  # synced states may arrive as floats
-        runs = None if sizes.numel() else _increasing_runs(query)
-        if runs is not None:  # rows query by query: offsets spare fastndcg the grouping
-            data = {"offsets": runs[0]}
-        elif not sizes.numel():
+        if not sizes.numel():  # (rows already query by query are not moved: see fastndcg.ndcg)
             data = {"qid": query}
         elif not query.numel():
             data = {"offsets": torch.cat([sizes.new_zeros(1), torch.cumsum(sizes, 0)])}
@@ -276,7 +270,7 @@ class _Accumulated(_MetricBase):
             raise exc.extended(
                 before=f"{caller}.compute() (grades: target, scores: preds, rows in update order): "
             ) from exc
-        return result if runs is None else replace(result, query_ids=runs[1])
+        return result
 
 
 class NDCG(_Accumulated):
@@ -466,23 +460,6 @@ def _placement(device_type: str, backend: str, cuda_available: bool) -> str:
     if device_type == "cuda" and backend in ("auto", "cuda") and cuda_available:
         return IN_PLACE
     return TO_HOST_WARN if backend == "auto" else TO_HOST
-
-
-def _increasing_runs(query: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """Offsets and indexes of the queries if rows come query by query, by increasing index.
-
-    That is the order of batches made with ``repeat_interleave``; None for any other order.
-    Found on the host by the host backend's scan (torch's parallel operations would leave its
-    threads spinning on the cores the Numba kernels are about to use).
-    """
-    ids = np.asarray(query.cpu())
-    if not ids.size:
-        return None
-    bounds = automatic_backend().run_bounds(ids)
-    first = ids[bounds[:-1]]
-    if not np.all(first[1:] > first[:-1]):
-        return None
-    return bounds, first
 
 
 def _cuda_available() -> bool:

@@ -16,6 +16,8 @@ from parity_data import Lists, predictions, random_lists, tool
 from reference import queries_from_csr, reference_ndcg
 
 import fastndcg
+from fastndcg._backends import automatic_backend
+from fastndcg._core.grouping import group_rows
 
 torch = tool("torch", "torch")
 torchmetrics = tool("torchmetrics", "torchmetrics")
@@ -24,7 +26,6 @@ from fastndcg.torch import (  # noqa: E402
     NDCG,
     TO_HOST,
     TO_HOST_WARN,
-    _increasing_runs,
     _placement,
 )
 
@@ -90,8 +91,8 @@ def test_preset_torchmetrics_equals_retrieval_normalized_dcg_per_query(name, act
 
 
 def test_any_row_order_gives_the_same_queries_and_bits():
-    """Rows query by query with increasing indexes (scored through offsets), query by query
-    with decreasing ones, and shuffled (both grouped by fastndcg) give the same values."""
+    """Rows query by query with increasing indexes, query by query with decreasing ones (both
+    scored where they are), and shuffled (grouped by fastndcg) give the same values."""
     data = random_lists(77, n_queries=40)
     rows = np.arange(data.qid.size)
     orders = {
@@ -102,7 +103,8 @@ def test_any_row_order_gives_the_same_queries_and_bits():
     found = {}
     for name, order in orders.items():
         preds, target, indexes = tensors(data, order)
-        assert (_increasing_runs(indexes) is not None) == (name == "increasing")
+        in_place = group_rows(indexes.numpy(), indexes.numel(), "qid", automatic_backend())[2]
+        assert (in_place is None) == (name != "shuffled")
         metric = NDCG(k=[3, None], zero_idcg="zero")
         metric.update(preds, target, indexes=indexes)
         result = metric._result()

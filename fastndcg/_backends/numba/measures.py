@@ -98,9 +98,10 @@ class MeasureArgs(NamedTuple):
     skip_negative: bool
     err_stop: np.ndarray
     depth: int  # the most ranks a measure reads (-1: every rank)
-    best_rows: np.ndarray  # (n_queries, >= depth) int32; (0, 0): none given (see level_counts)
+    best_rows: np.ndarray  # (n_queries, >= depth) int32; no rows: none given (see level_counts)
     best_grades: np.ndarray  # their labels (int8) where the query's levels are counted
-    # (n_queries, levels) int16, column 0: -1 nothing, -2 rows given; (0, 0): rows say (-1 none)
+    # (n_queries, levels) int16, column 0: -1 nothing, -2 rows given; no columns: the rows say
+    # (-1 in column 0: none)
     level_counts: np.ndarray
 
 

@@ -1,9 +1,10 @@
 """NDCG in a validation loop: fastndcg.torch.NDCG against torchmetrics' RetrievalNormalizedDCG.
 
 One validation epoch of 8,000 queries x 40 documents (torchmetrics issue 2287's case): a fresh
-metric, ``update`` with the whole epoch, ``compute``. Both metrics run in this one process, in
-alternation, on the same CPU tensors; fastndcg uses ``preset="torchmetrics"`` so that both
-compute the same number (checked). Inputs: 1-D rows with ``indexes`` in query order, the same
+metric, ``update`` with the whole epoch, ``compute``. Both metrics run in this one process on the
+same CPU tensors, round by round (each round: torchmetrics once, then ten fastndcg epochs in a
+row per input form, as a validation loop runs them; medians over the rounds); fastndcg uses
+``preset="torchmetrics"`` so that both compute the same number (checked). Inputs: 1-D rows with ``indexes`` in query order, the same
 rows shuffled, and fastndcg's 2-D ``[queries, documents]`` form. Also prints the memory the
 accumulated state holds (rows x bytes per row).
 
@@ -76,8 +77,8 @@ def main() -> None:
         seconds, values["torchmetrics"], metric = epoch(theirs, preds, target, indexes=indexes)
         memory["torchmetrics"] = state_bytes(metric)
         times["torchmetrics"].append(seconds)
-        for _ in range(10):
-            for name, (p, t, more) in cases.items():
+        for name, (p, t, more) in cases.items():
+            for _ in range(10):  # epochs in a row, as a validation loop runs them
                 seconds, values[name], metric = epoch(ours, p, t, **more)
                 times[name].append(seconds)
                 memory[name] = state_bytes(metric)

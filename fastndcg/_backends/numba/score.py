@@ -1004,26 +1004,29 @@ def _share(best_rows, best_grades, level_counts, at, grades, count, recall, leve
         level_counts[0] = -2
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _ideal_gains(gains, level_rows, count, ideal):
     """``gains[r]`` = the gain at rank ``r < count`` of the ideal ranking of ``level_rows``.
 
-    Branch-free: each level fills the ranks its rows take by selects over all ``count`` ranks,
-    where a loop over its own ranks would end at a different rank in every query (a
-    mispredicted branch per level). Ranks past the levels with a gain get 0.0, which adds
-    nothing to a sum that is never -0.0.
+    Each level, best first, writes its gain over ``count`` entries from its first rank
+    (``gains`` has room for ``2 * count``; a level starting past the ranks writes past them):
+    the next level overwrites from its own first rank, so each rank keeps its level's gain.
+    Stores of a fixed length vectorise, where a loop over each level's own ranks would end at
+    a different rank in every query (a mispredicted branch per level), and a select over all
+    ranks per level made k=10 calls 5-7% slower. Inlined: a call passes ``ideal`` field by field.
     """
     level_order, level_gain = ideal.level_order, ideal.level_gain
-    for r in range(np.uint64(count)):
-        gains[r] = 0.0
-    start = 0
+    ranks = np.uint64(count)
+    for r in range(ranks):
+        gains[r] = 0.0  # (the levels cover every rank; 0.0 is the safe value if one did not)
+    start = np.int64(0)
     for lv in range(level_order.size):
         level = level_order[lv]
-        stop = start + level_rows[level]
         g = level_gain[level]
-        for r in range(np.uint64(count)):
-            gains[r] = g if (start <= np.int64(r)) & (np.int64(r) < stop) else gains[r]
-        start = stop
+        at = np.uint64(min(start, count))
+        for t in range(ranks):
+            gains[at + t] = g
+        start += level_rows[level]
 
 
 @njit(cache=True, _nrt=False)
@@ -1412,7 +1415,7 @@ def _top_scratch(longest, k_max, n_levels):
         np.empty(k_max, dtype=np.float64),  # gains: the gain at each rank
         np.empty(k_max + 1, dtype=np.float64),  # sums: DCG prefix sums
         np.empty(k_max + 1, dtype=np.float64),  # ideal_sums: IDCG prefix sums
-        np.empty(k_max, dtype=np.float64),  # vals: gains sorted for ideal="local"
+        np.empty(2 * k_max, dtype=np.float64),  # vals: gains sorted for ideal="local"
         np.empty(n_levels, dtype=np.int64),  # level_rows: rows per grade level
         np.zeros(4 * max(n_levels, 1), dtype=np.int64),  # hist: the histogram's copies
     )
@@ -1607,7 +1610,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     group_end = np.empty(max(cap, 1), dtype=np.int64)  # where the rank's tie group ends
     pool = np.empty(size, dtype=np.float64)  # the gains of a tie group
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
-    vals = np.empty(max(longest_ideal, cap, 1), dtype=np.float64)  # ideal gains
+    vals = np.empty(2 * max(longest_ideal, cap, 1), dtype=np.float64)  # ideal gains
     level_rows = np.empty(ideal.level_order.size, dtype=np.int64)
     hist = np.zeros(4 * max(ideal.level_order.size, 1), dtype=np.int64)
     # DCG by counted ranks ranks nothing: it borrows the ranking's and the prefix sums' buffers

@@ -4,9 +4,9 @@ One validation epoch of 8,000 queries x 40 documents (torchmetrics issue 2287's 
 metric, ``update`` with the whole epoch, ``compute``. Both metrics run in this one process on the
 same CPU tensors, round by round (each round: torchmetrics once, then ten fastndcg epochs in a
 row per input form, as a validation loop runs them; medians over the rounds); fastndcg uses
-``preset="torchmetrics"`` so that both compute the same number (checked). Inputs: 1-D rows with ``indexes`` in query order, the same
-rows shuffled, and fastndcg's 2-D ``[queries, documents]`` form. Also prints the memory the
-accumulated state holds (rows x bytes per row).
+``preset="torchmetrics"`` so that both compute the same number (checked). Inputs: 1-D rows with
+``indexes`` in query order, the same rows shuffled, and fastndcg's 2-D ``[queries, documents]``
+form. Also prints the memory the accumulated state holds (rows x bytes per row).
 
 Usage: ``python scripts/bench_training.py [--queries 8000] [--documents 40] [--json PATH]``
 """

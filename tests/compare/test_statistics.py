@@ -353,6 +353,12 @@ def test_fail_if_worse_does_not_fail_on_a_single_query(tmp_path):
 
 
 # ---- Ctrl-C ----------------------------------------------------------------------------
+def _interruptible() -> None:
+    """Ctrl-C's default disposition in the child: a suite started in the background
+    (``bash scripts/test.sh &``) ignores SIGINT, and a child inheriting that never sees it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 _INTERRUPTED = """
 import os, signal, threading, time
 import numpy as np, fastndcg
@@ -386,7 +392,13 @@ print("cpu", time.process_time() - cpu)
 def test_ctrl_c_stops_the_resampling_within_a_second_and_no_thread_computes(test, backend):
     threads = 2 if backend == "numba" else 1
     code = textwrap.dedent(_INTERRUPTED).format(test=test, backend=backend, threads=threads)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_interruptible,
+    )
     assert run.returncode == 0, run.stderr
     lines = dict(line.split() for line in run.stdout.splitlines())
     assert "latency" in lines, run.stdout
@@ -408,15 +420,24 @@ def test_the_command_exits_130_on_ctrl_c(tmp_path):
     command = [*COMMAND, "compare", "--qrels", "qrels.txt"]
     command += ["--run", "a.run", "--run", "b.run", "--resamples", "1000000000"]
     process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_interruptible,
     )
-    time.sleep(6.0)  # imports, reading, scoring, then resampling
-    assert process.poll() is None
-    sent = time.perf_counter()
-    process.send_signal(signal.SIGINT)
-    process.wait(timeout=30)
-    assert process.returncode == 130
-    assert time.perf_counter() - sent < 3.0
+    try:
+        time.sleep(6.0)  # imports, reading, scoring, then resampling
+        assert process.poll() is None
+        sent = time.perf_counter()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        assert process.returncode == 130
+        assert time.perf_counter() - sent < 3.0
+    finally:  # never leave a billion resamples running
+        process.kill()
+        process.wait()
 
 
 def test_interrupted_pool_threads_stop_after_their_chunk():

@@ -1415,7 +1415,7 @@ def _top_scratch(longest, k_max, n_levels):
         np.empty(k_max, dtype=np.float64),  # gains: the gain at each rank
         np.empty(k_max + 1, dtype=np.float64),  # sums: DCG prefix sums
         np.empty(k_max + 1, dtype=np.float64),  # ideal_sums: IDCG prefix sums
-        np.empty(2 * k_max, dtype=np.float64),  # vals: gains sorted for ideal="local"
+        np.empty(2 * k_max, dtype=np.float64),  # vals: ideal gains (see _ideal_gains), sorted gains
         np.empty(n_levels, dtype=np.int64),  # level_rows: rows per grade level
         np.zeros(4 * max(n_levels, 1), dtype=np.int64),  # hist: the histogram's copies
     )
@@ -1610,7 +1610,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     group_end = np.empty(max(cap, 1), dtype=np.int64)  # where the rank's tie group ends
     pool = np.empty(size, dtype=np.float64)  # the gains of a tie group
     ideal_prefix = np.empty(max(longest_ideal, cap) + 1, dtype=np.float64)
-    vals = np.empty(2 * max(longest_ideal, cap, 1), dtype=np.float64)  # ideal gains
+    vals = np.empty(2 * max(longest_ideal, cap, 1), dtype=np.float64)  # ideal gains (and room)
     level_rows = np.empty(ideal.level_order.size, dtype=np.int64)
     hist = np.zeros(4 * max(ideal.level_order.size, 1), dtype=np.int64)
     # DCG by counted ranks ranks nothing: it borrows the ranking's and the prefix sums' buffers

@@ -191,13 +191,21 @@ class CommandLine(_Generated):
 
 
 def _entry_names() -> dict[str, str]:
-    from fastndcg._core import options as table
+    """Each entry point of the option table, worded, in the order the page lists them.
+
+    An entry point missing here fails the build (see :class:`OptionReference`).
+    """
+    from fastndcg._core.options import model as table
 
     return {
         table.NDCG: ":func:`fastndcg.ndcg`",
         table.TABLE: ":func:`fastndcg.ndcg_table`",
         table.PARQUET: ":func:`fastndcg.ndcg_parquet`",
         table.RUN: ":func:`fastndcg.ndcg_run`",
+        table.EVALUATE: ":func:`fastndcg.evaluate`",
+        table.EVALUATE_TABLE: ":func:`fastndcg.evaluate_table`",
+        table.EVALUATE_PARQUET: ":func:`fastndcg.evaluate_parquet`",
+        table.EVALUATE_RUN: ":func:`fastndcg.evaluate_run`",
         table.SCORER: ":class:`fastndcg.Scorer`",
         table.STREAM: ":class:`fastndcg.stream.StreamScorer`",
         table.SCALEOUT: ":mod:`fastndcg.dask`, :mod:`fastndcg.spark`",
@@ -235,8 +243,6 @@ class OptionReference(_Generated):
         from fastndcg._core import options as table
 
         entries = _entry_names()
-        order = [table.NDCG, table.TABLE, table.PARQUET, table.RUN, table.SCORER]
-        order += [table.STREAM, table.SCALEOUT, table.COMMAND]
         groups = list(table.GROUPS)
         every = [*table.OPTIONS.values(), *table.COMMAND_ONLY]
         every.sort(key=lambda option: groups.index(option.group))  # stable: table order within
@@ -256,7 +262,10 @@ class OptionReference(_Generated):
                 continue
             out += heading(title, "-")
             for option in members:
-                taken = [entries[entry] for entry in order if entry in option.entries]
+                unnamed = set(option.entries) - set(entries)
+                if unnamed:
+                    raise ValueError(f"name the entry points {sorted(unnamed)} in _entry_names")
+                taken = [name for entry, name in entries.items() if entry in option.entries]
                 out += [f".. _option-{option.name}:", ""]
                 out += heading(option.name, "~")
                 out += [escape(option.doc[:1].upper() + option.doc[1:]) + ".", ""]

@@ -103,8 +103,8 @@ def test_any_row_order_gives_the_same_queries_and_bits():
     found = {}
     for name, order in orders.items():
         preds, target, indexes = tensors(data, order)
-        in_place = group_rows(indexes.numpy(), indexes.numel(), "qid", automatic_backend())[2]
-        assert (in_place is None) == (name != "shuffled")
+        row_order = group_rows(indexes.numpy(), indexes.numel(), "qid", automatic_backend())[2]
+        assert (row_order is None) == (name != "shuffled")  # None: the rows stay where they are
         metric = NDCG(k=[3, None], zero_idcg="zero")
         metric.update(preds, target, indexes=indexes)
         result = metric._result()

@@ -219,8 +219,10 @@ class NumbaBackend:
             shared.grades,
             shared.level_counts,
         )
-        # column-major: the core reads the values measure by measure
-        out = np.empty((plan.n_queries, plan.measures.shape[0]), order="F")
+        # (measures, queries) in row order, handed back transposed: the core reads the values
+        # measure by measure, and a C-ordered array is one type to Numba whatever its shape (an
+        # F-ordered one with one row or column is also C-ordered: a second compile)
+        out = np.empty((plan.measures.shape[0], plan.n_queries))
         relevant = np.zeros((plan.n_queries, plan.levels.size), dtype=np.int64)
         threads = self.thread_count()
         if threads == 1 or plan.offsets[-1] < tuning.PARALLEL_MIN_ROWS:
@@ -233,7 +235,7 @@ class NumbaBackend:
                 threads,
             )
         bad = [row for _, row in found if row >= 0]  # chunks in order: the first is the first
-        return MeasureValues(out, relevant, sum(n for n, _ in found), bad[0] if bad else -1)
+        return MeasureValues(out.T, relevant, sum(n for n, _ in found), bad[0] if bad else -1)
 
     def list_scorer(
         self, plan_of: Callable[[np.ndarray, np.ndarray], Plan], n_cutoffs: int
@@ -344,7 +346,7 @@ class NumbaBackend:
     ) -> tuple[np.ndarray, int]:
         """Join each query's run rows with its judgments (see the protocol)."""
         kernel = self._trec.match_judgments
-        labels = np.asarray(judged_labels, dtype=np.float64)
+        labels = readonly(np.asarray(judged_labels, dtype=np.float64))  # one signature
         out = np.empty(len(ids.column))
         order = _NO_ORDER if order is None else order
 

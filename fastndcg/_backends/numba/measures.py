@@ -677,7 +677,7 @@ def _count_nonfinite(scores):
 
 @njit(cache=True, nogil=True)
 def measure_queries(q0, q1, args, out, relevant):
-    """Every measure of queries ``q0:q1`` into ``out[q, j]`` (one ranking per query).
+    """Every measure of queries ``q0:q1`` into ``out[j, q]`` (one ranking per query).
 
     ``relevant[q, c]`` gets the query's ``R`` at the level of counts column ``c``. Per query:
     its judgments counted (``R``, and bpref's ``N`` and the largest grade where a measure reads
@@ -773,13 +773,13 @@ def measure_queries(q0, q1, args, out, relevant):
                     hits_at = (depth, level)
                     hits = _hits(ranked, depth, level)
                 choice = measures[j, M_CHOICE]
-                out[q, j] = _from_hits(kind, hits, n, cutoff, choice, relevant[q, column])
+                out[j, q] = _from_hits(kind, hits, n, cutoff, choice, relevant[q, column])
                 continue
             if kind == M_ERR:  # (never under average ties: the core refuses them)
-                out[q, j] = _err(ranked, depth, err_stop)
+                out[j, q] = _err(ranked, depth, err_stop)
                 continue
             codes = (kind, cutoff, measures[j, M_CHOICE], measures[j, M_CHOICE2])
-            out[q, j] = _measure(
+            out[j, q] = _measure(
                 ranked,
                 n,
                 codes,

@@ -36,3 +36,16 @@ def test_the_trec_join_compiles_once_for_arrow_and_numpy_labels():
     # the run's duplicate check joins it with no judgments; the scoring with Arrow's labels
     ndcg_run(judgments, run, backend="numba")
     assert len(match_judgments.signatures) == 1, match_judgments.signatures
+
+
+def test_dcg_by_counted_ranks_compiles_once():
+    from fastndcg._backends.numba.score import _dcg_by_count
+
+    rng = np.random.default_rng(3)
+    grades = rng.integers(0, 3, 400)
+    # a whole list under stable ties: DCG by counted ranks
+    fastndcg.ndcg(grades, rng.random(400), k=None, ties="stable", backend="numba")
+    # a helper loaded with its caller from the cache lists no signature: read the cache's index,
+    # which holds every signature compiled from this source (a literal argument made a second)
+    index = _dcg_by_count._cache._cache_file._load_index()
+    assert len(index) == 1, list(index)

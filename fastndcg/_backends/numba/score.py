@@ -1630,7 +1630,8 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     average = rules.tie_mode == TIE_AVERAGE and not ranked
     input_order_ties = rules.tie_mode == TIE_STABLE or rules.tie_mode == TIE_AVERAGE
     by_count = input_order_ties and ideal.mode != IDEAL_LOCAL
-    distinct = True  # whether counting first tries ranks without a repeated score
+    distinct = np.bool_(True)  # whether counting first tries ranks without a repeated score
+    # (not a literal: see longest)
     nonfinite = 0
 
     for p in range(n_pending):

@@ -11,6 +11,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -22,12 +23,9 @@ from fastndcg._backends import available_backends, get_backend, resolve_backend
 from fastndcg._backends.tuning import PARALLEL_MIN_ROWS
 from fastndcg._contract import Backend, CompiledBackend, capable
 
-# Compiles the scoring kernel, the one signature that takes most of a cold compile (about 60%):
-# two rows, so no other kernel runs (short columns are checked by NumPy).
-_COMPILE_SCORING = (
-    "import numpy as np, fastndcg; "
-    "fastndcg.ndcg(np.array([1, 0]), np.array([0.5, 0.1]), k=1, backend={name!r})"
-)
+# The helper's share of a cold warm-up (see warmup)
+_COMPILE_ASIDE = "from fastndcg._runtime import _compile_aside; _compile_aside({name!r})"
+_SHORT_PATH_READY = b"short path compiled\n"
 _HELPER_TIMEOUT_S = 600
 
 
@@ -47,10 +45,11 @@ def warmup(*, compare: bool = False) -> float:
     empty cache; ``fastndcg warmup --compare``). Every backend that compiles its kernels into a
     cache (:class:`~fastndcg._contract.CompiledBackend`) is warmed up.
 
-    On an empty cache a helper process compiles the scoring kernel into the cache while this
-    one compiles the rest (the input checks, the TREC join, the measure kernel, and the
-    resampling with ``compare=True``), so two cores share the work; where no helper can start
-    (or it fails) this process compiles everything itself.
+    On an empty cache a helper process compiles the short-cutoff path of the scoring kernel
+    and then the measure kernel into the cache, while this one compiles the general path, the
+    input checks, the TREC join (and the resampling with ``compare=True``), and then the
+    scoring kernel's driver, which links both paths from the cache: two cores share the work.
+    Where no helper can start (or it fails) this process compiles everything itself.
     """
     start = time.perf_counter()
     backends = compiled_backends()
@@ -71,13 +70,18 @@ def _warm_up(backend: Any, compare: bool) -> None:
     from fastndcg.trec import ndcg_run
 
     name = backend.name
-    helper = None if backend.compiled() else _compile_scoring_aside(name)
-    try:  # meanwhile compile the rest here (the calls below then load it)
+    helper = None if backend.compiled() else _start_aside(name)
+    plan = _small_plan(backend)
+    try:  # meanwhile compile the rest here (the calls below then load it or compile it)
+        if helper is not None:
+            backend.compile_part(plan, "general")
         _compile_checks(backend, PARALLEL_MIN_ROWS)
         _compile_trec(name)
-        _compile_measures(name)
         if compare:
             _compile_resampling(backend)
+        if helper is not None:  # the driver links the short path from the cache: wait for it
+            _wait_for_short_path(helper)
+            backend.compile_part(plan, "whole")
     finally:
         if helper is not None:
             _wait_or_stop(helper)
@@ -157,8 +161,29 @@ def _compile_resampling(backend: Any) -> None:
         backend.bootstrap_sums(diffs, 1, thresholds, 64)
 
 
-def _compile_scoring_aside(name: str) -> subprocess.Popen | None:
-    """Start a process that compiles backend ``name``'s scoring kernel into its cache.
+def _small_plan(backend: Any) -> Any:
+    """A plan of two rows whose types are those of every plan (one compiled signature)."""
+    from fastndcg._core.definition import Definition
+    from fastndcg._core.layout import build_layout
+
+    layout = build_layout(np.array([1, 0]), np.array([0.5, 0.1]), backend=backend)
+    return Definition.create(k=1, backend=backend.name).plan(layout)
+
+
+def _compile_aside(name: str) -> None:
+    """The helper's share of a cold warm-up: the short-cutoff path, then the measure kernel.
+
+    Says on its standard output when the short-cutoff path is in the cache.
+    """
+    backend = get_backend(name)
+    backend.compile_part(_small_plan(backend), "short")
+    sys.stdout.buffer.write(_SHORT_PATH_READY)
+    sys.stdout.flush()
+    _compile_measures(name)
+
+
+def _start_aside(name: str) -> subprocess.Popen | None:
+    """Start a process that compiles its share of backend ``name``'s kernels into the cache.
 
     None where no process can start.
 
@@ -174,16 +199,30 @@ def _compile_scoring_aside(name: str) -> subprocess.Popen | None:
     path = [package_parent] + [
         p for p in sys.path if p and os.path.isabs(p) and p not in (cwd, package_parent)
     ]
-    code = f"import sys; sys.path[:] = {path!r}; {_COMPILE_SCORING.format(name=name)}"
+    code = f"import sys; sys.path[:] = {path!r}; {_COMPILE_ASIDE.format(name=name)}"
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-c", code],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
     except OSError:
         return None
+
+
+def _wait_for_short_path(helper: subprocess.Popen) -> None:
+    """Wait until the helper says the short-cutoff path is in the cache, or has ended.
+
+    A helper that says nothing for far longer than a compile can take is stopped (whatever it
+    did not compile is then compiled here).
+    """
+    stop = threading.Timer(_HELPER_TIMEOUT_S, helper.kill)
+    stop.start()
+    try:
+        helper.stdout.readline()  # (end of file where the helper failed)
+    finally:
+        stop.cancel()
 
 
 def _wait_or_stop(helper: subprocess.Popen) -> None:
@@ -200,8 +239,8 @@ def _wait_or_stop(helper: subprocess.Popen) -> None:
     if helper.returncode:
         last = err.decode(errors="replace").strip().splitlines()[-1:] if err else []
         warnings.warn(
-            f"fastndcg: the process compiling the scoring kernel aside failed (exit status "
-            f"{helper.returncode}{': ' + last[0] if last else ''}); compiling it here instead",
+            f"fastndcg: the process compiling kernels aside failed (exit status "
+            f"{helper.returncode}{': ' + last[0] if last else ''}); compiling its share here",
             RuntimeWarning,
             stacklevel=3,
         )

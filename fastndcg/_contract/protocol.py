@@ -309,6 +309,15 @@ class CompiledBackend(Protocol):
         """The directory the compiled kernels are cached in."""
         ...
 
+    def compile_part(self, plan: Plan, part: str) -> None:
+        """Compile ``part`` of the scoring kernel, for ``plan``'s types, into the cache.
+
+        ``"short"`` (the short-cutoff path) and ``"general"`` compile independently:
+        ``fastndcg warmup`` compiles them in two processes at once, and then ``"whole"`` (what
+        links them) in one.
+        """
+        ...
+
     def facts(self) -> dict[str, Any]:
         """Versions and threading facts for ``fastndcg info``."""
         ...

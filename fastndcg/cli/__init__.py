@@ -319,7 +319,7 @@ def _announce_a_compile(args: argparse.Namespace) -> None:
         return
     if capable(backend, CompiledBackend) and not backend.compiled():
         print(
-            "fastndcg: compiling the kernels on first use (once, about 15 s; `fastndcg warmup` "
+            "fastndcg: compiling the kernels on first use (once, 10-60 s; `fastndcg warmup` "
             "does it ahead of time)",
             file=sys.stderr,
             flush=True,

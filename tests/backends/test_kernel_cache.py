@@ -156,8 +156,9 @@ def _compiled_around_warmup(tmp_path, before: str = "", env=None, cwd=None) -> d
 
 
 def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
-    """After ``warmup()`` on an empty cache none of the common calls compiles, and the scoring
-    kernel came from the helper process (through the cache), not from this one.
+    """After ``warmup()`` on an empty cache none of the common calls compiles, and the helper
+    process compiled the scoring kernel's short-cutoff path and the measure kernel (through the
+    cache) while this one compiled the general path and then the driver linking both.
 
     The current directory holds a ``numpy.py``: it does not run in the helper that compiles
     the scoring kernel (it ran there before: the helper was a plain ``python -c``).
@@ -173,8 +174,9 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     after = compiled["after warmup"]
     assert after == {name: [] for name in after}
     assert len(after) == 11
-    assert "score_queries" not in compiled["in warmup"]  # the helper ran and compiled it
-    assert "measure_queries" in compiled["in warmup"]
+    in_warmup = set(compiled["in warmup"])
+    assert not {"_top_queries", "measure_queries"} & in_warmup  # the helper compiled them
+    assert {"_general_queries", "score_queries"} <= in_warmup
     assert {"scan_floats", "scan_integers", "run_starts", "stray_whitespace"} <= set(
         compiled["in warmup"]
     )
@@ -222,6 +224,23 @@ def test_a_stuck_helper_is_stopped(monkeypatch):
     start = time.perf_counter()
     _runtime._wait_or_stop(helper)
     assert helper.returncode is not None
+    assert time.perf_counter() - start < 30
+
+
+def test_a_helper_silent_about_the_short_path_is_stopped(monkeypatch):
+    import subprocess
+    import sys
+    import time
+
+    from fastndcg import _runtime
+
+    monkeypatch.setattr(_runtime, "_HELPER_TIMEOUT_S", 0.2)
+    helper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE
+    )
+    start = time.perf_counter()
+    _runtime._wait_for_short_path(helper)
+    assert helper.wait(timeout=30) != 0  # killed
     assert time.perf_counter() - start < 30
 
 

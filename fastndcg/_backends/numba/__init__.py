@@ -494,6 +494,11 @@ class NumbaBackend:
         """The directory Numba's cache of the kernels is in (where this process put it)."""
         return str(self.kernels.score_queries._cache._cache_path)
 
+    def compile_part(self, plan: Plan, part: str) -> None:
+        """Compile ``part`` of the scoring kernel into the cache (see the contract)."""
+        out = np.zeros((plan.cutoffs.size, plan.n_queries))
+        self.kernels.compile_part(part, KernelArgs.of(plan).packed(), out, out)
+
     def compiled_codes(self) -> tuple[int, ...]:
         """The integer codes as frozen into the compiled scoring kernel (a stale-cache check)."""
         return self.kernels.compiled_codes()

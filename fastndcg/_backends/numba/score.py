@@ -1550,49 +1550,25 @@ def _depth(cutoff, n):
 
 
 @njit(cache=True, nogil=True)
-def score_queries(q0, q1, inputs, dcg_out, idcg_out):
-    """Fill ``dcg_out[j, q]`` and ``idcg_out[j, q]`` for queries ``q0:q1`` and every cutoff ``j``.
+def _general_queries(
+    q0, q1, inputs, dcg_out, idcg_out, pending, n_pending, top_path, longest, longest_ideal
+):
+    """Score the queries the general path serves (see :func:`score_queries`).
 
-    The outputs are (n_cutoffs, n_queries): callers see them transposed, as (n_queries,
-    n_cutoffs) arrays whose columns are contiguous, which the per-cutoff means read fast.
-
-    ``inputs`` is :meth:`KernelArgs.packed() <fastndcg._backends.numba.args.KernelArgs.packed>`:
-    four plain tuples (the lists, :class:`Rules`, the cutoffs, :class:`Ideal`), named here.
-    ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite cutoff.
-
-    Returns the number of NaN or infinite scores met (scores are checked as they are loaded,
-    not by a separate pass; infinite scores are valid where the caller has checked the column
-    already, as before rounding to float32), plus that of grades not among the plan's levels
-    where they are presumed (:class:`Ideal`; scoring stops at the first query holding one).
-    A query holding a NaN score is not ranked: its DCG and IDCG are NaN, and the caller raises.
-    The GIL is released, so threads score different query ranges at once. (One function, not a
-    driver calling a per-range helper: Numba optimises every compiled function's whole call
-    tree again, and the extra level cost seconds of compile.)
+    Those are ``pending[:n_pending]`` after the short-cutoff path (``top_path``), else
+    ``q0:q1``; lists have up to ``longest`` rows (``longest_ideal`` for judgment lists). Returns
+    the number of NaN or infinite scores met, plus that of grades not among presumed levels.
     """
     # the data and the cutoffs, read by this function only, as names (as records their array
     # fields would be counted references: 0.17 us more a call, 5% of a one-list call)
     offsets, grade_views, grade_code, score_views, score_code, ranked = inputs[0][:6]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
-    discount, discount_prefix, cutoffs, k_max, top_path = inputs[2][:5]
+    discount, discount_prefix, cutoffs, k_max = inputs[2][:4]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     n_cut = cutoffs.size
     whole = False
     for j in range(n_cut):
         whole |= cutoffs[j] < 0
-    # int64 zeros, not literals: a literal passed on has Numba compile the callee once more
-    longest = np.int64(0)
-    longest_ideal = np.int64(0)
-    for q in range(q0, q1):
-        longest = max(longest, offsets[q + 1] - offsets[q])
-        longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
-    # the short-cutoff path first; the queries it leaves (and all, without it) follow here
-    pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
-    n_pending = q1 - q0
-    if top_path:
-        scratch = _top_scratch(longest, k_max, ideal.level_order.size)
-        n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
-        if n_pending <= 0:  # (0: none left; the general path's scratch is not allocated)
-            return -n_pending
     cap = longest if whole else min(k_max, longest)
     size = max(longest, 1)
     # scratch, sized for the chunk's longest list
@@ -1774,6 +1750,67 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
                     vals, buf, mean_gain, group_end, cut, average, g, rules, discount
                 )
     return nonfinite
+
+
+@njit(cache=True, nogil=True)
+def score_queries(q0, q1, inputs, dcg_out, idcg_out):
+    """Fill ``dcg_out[j, q]`` and ``idcg_out[j, q]`` for queries ``q0:q1`` and every cutoff ``j``.
+
+    The outputs are (n_cutoffs, n_queries): callers see them transposed, as (n_queries,
+    n_cutoffs) arrays whose columns are contiguous, which the per-cutoff means read fast.
+
+    ``inputs`` is :meth:`KernelArgs.packed() <fastndcg._backends.numba.args.KernelArgs.packed>`:
+    four plain tuples (the lists, :class:`Rules`, the cutoffs, :class:`Ideal`), named here.
+    ``cutoffs[j] < 0`` means the whole list; ``k_max`` is the largest finite cutoff.
+
+    Returns the number of NaN or infinite scores met (scores are checked as they are loaded,
+    not by a separate pass; infinite scores are valid where the caller has checked the column
+    already, as before rounding to float32), plus that of grades not among the plan's levels
+    where they are presumed (:class:`Ideal`; scoring stops at the first query holding one).
+    A query holding a NaN score is not ranked: its DCG and IDCG are NaN, and the caller raises.
+    The GIL is released, so threads score different query ranges at once. The short-cutoff
+    path (:func:`_top_queries`) and the general one (:func:`_general_queries`) are compiled
+    apart, so that ``fastndcg warmup`` compiles them in two processes at once
+    (:func:`compile_part`); this driver then links them from the cache.
+    """
+    offsets, ideal_offsets = inputs[0][0], inputs[0][6]
+    k_max, top_path = inputs[2][3], inputs[2][4]
+    # int64 zeros, not literals: a literal passed on has Numba compile the callee once more
+    longest = np.int64(0)
+    longest_ideal = np.int64(0)
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+        longest_ideal = max(longest_ideal, ideal_offsets[q + 1] - ideal_offsets[q])
+    # the short-cutoff path first; the queries it leaves (and all, without it) follow here
+    pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
+    n_pending = q1 - q0
+    if top_path:
+        scratch = _top_scratch(longest, k_max, Ideal(*inputs[3]).level_order.size)
+        n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
+        if n_pending <= 0:  # (0: none left; the general path's scratch is not allocated)
+            return -n_pending
+    return _general_queries(
+        q0, q1, inputs, dcg_out, idcg_out, pending, n_pending, top_path, longest, longest_ideal
+    )
+
+
+def compile_part(part, inputs, dcg_out, idcg_out):
+    """Compile ``part`` of :func:`score_queries` into the cache, by calling it on no query.
+
+    ``"short"`` (:func:`_top_queries`) and ``"general"`` (:func:`_general_queries`), with the
+    types the driver passes them, compile independently: ``fastndcg warmup`` compiles them in
+    two processes at once; ``"whole"``, the driver, then links them from the cache.
+    ``inputs``, ``dcg_out`` and ``idcg_out`` are those of any call of :func:`score_queries`.
+    """
+    pending = np.empty(0, dtype=np.int64)
+    none = np.int64(0)
+    if part == "short":
+        scratch = _top_scratch(none, inputs[2][3], Ideal(*inputs[3]).level_order.size)
+        _top_queries(none, none, inputs, dcg_out, idcg_out, pending, scratch)
+    elif part == "general":
+        _general_queries(none, none, inputs, dcg_out, idcg_out, pending, none, False, none, none)
+    else:
+        score_queries(none, none, inputs, dcg_out, idcg_out)
 
 
 @njit(cache=True)

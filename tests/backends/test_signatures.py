@@ -25,6 +25,7 @@ def test_the_measure_kernel_compiles_once_for_every_shape():
     fastndcg.evaluate(grades[:3], scores[:3], measures=["AP"], backend="numba")
     fastndcg.evaluate(grades, scores, qid=[0, 0, 1, 1, 2, 2], measures=["AP", "P@2"],
                       backend="numba")  # fmt: skip
+    fastndcg.evaluate(grades, None, offsets=[0, 3, 6], measures=["AP"], backend="numba")  # ranked
     assert len(measure_queries.signatures) == 1, measure_queries.signatures
 
 

@@ -201,7 +201,7 @@ class NumbaBackend:
         shared = plan.shared or NO_SHARED
         args = MeasureArgs(
             plan.offsets,
-            empty if plan.scores is None else plan.scores,
+            readonly(empty if plan.scores is None else plan.scores),  # (one signature)
             plan.scores is None,
             plan.labels,
             plan.tie_mode,

@@ -131,6 +131,16 @@ def test_the_path_serves_distinct_scores_under_every_ideal(ideal, tie, k):
     assert _served(grades, scores, offsets, **options) == {0, 1, 2, 3}
 
 
+def test_the_path_counts_the_levels_of_long_lists():
+    """Lists of 1,500 and 70,000 rows: the grade levels counted in blocks of 16-bit counters."""
+    rng = np.random.default_rng(5)
+    offsets = np.array([0, 1_500, 71_500], dtype=np.int64)
+    grades = rng.integers(0, 5, offsets[-1])
+    scores = rng.standard_normal(offsets[-1])
+    for layout in (grades, grades.astype(np.uint8)):
+        assert _served(layout, scores, offsets, k=[10, 20], ties="stable") == {0, 1}
+
+
 def test_a_one_list_scorer_takes_the_path():
     scorer = fastndcg.Scorer(k=[1, 3])
     dcg = scorer(GRADES, SCORES)

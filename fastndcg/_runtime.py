@@ -71,9 +71,9 @@ def _warm_up(backend: Any, compare: bool) -> None:
 
     name = backend.name
     helper = None if backend.compiled() else _start_aside(name)
-    plan = _small_plan(backend)
     try:  # meanwhile compile the rest here (the calls below then load it or compile it)
         if helper is not None:
+            plan = _small_plan(backend)
             backend.compile_part(plan, "general")
         _compile_checks(backend, PARALLEL_MIN_ROWS)
         _compile_trec(name)

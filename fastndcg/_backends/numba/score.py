@@ -1608,8 +1608,9 @@ def _general_queries(
     average = rules.tie_mode == TIE_AVERAGE and not ranked
     input_order_ties = rules.tie_mode == TIE_STABLE or rules.tie_mode == TIE_AVERAGE
     by_count = input_order_ties and ideal.mode != IDEAL_LOCAL
-    distinct = np.bool_(True)  # whether counting first tries ranks without a repeated score
-    # (not a literal: see longest)
+    # whether counting first tries ranks without a repeated score (not a literal True: a
+    # literal passed on has Numba compile the callee once more)
+    distinct = np.bool_(True)
     nonfinite = 0
 
     for p in range(n_pending):

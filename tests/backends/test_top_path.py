@@ -131,6 +131,29 @@ def test_the_path_serves_distinct_scores_under_every_ideal(ideal, tie, k):
     assert _served(grades, scores, offsets, **options) == {0, 1, 2, 3}
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_lane_bound_keeps_the_best_rows_wherever_they_stand(dtype):
+    """Lists of 1 to 80 rows whose best rows stand where the lanes' last block overlaps the
+    blocks before it (and, in a second set, in the rows a list ends with): every list is served
+    and scored as the general path scores it. A row counted in two lanes would raise the bound
+    above the count-th best score, and the path would drop a best row."""
+    lists = []
+    for n in range(1, 81):
+        for top_at in (max(n - 24, 0), max(n - 10, 0)):
+            scores = np.arange(n, dtype=np.float64)
+            best = np.arange(top_at, n)[:12]
+            scores[best] += 1_000.0  # the best rows, distinct
+            lists.append(scores)
+    scores = np.concatenate(lists).astype(dtype)
+    offsets = np.concatenate(([0], np.cumsum([v.size for v in lists])))
+    grades = np.arange(scores.size) % 5
+    for k in (1, 10, 15):
+        assert _served(grades, scores, offsets, k=k, ties="stable") == set(range(len(lists)))
+        fast = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, backend="numba").per_query
+        plain = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, backend="numpy").per_query
+        np.testing.assert_array_equal(fast, plain)
+
+
 def test_the_path_counts_the_levels_of_long_lists():
     """Lists of 1,500 and 70,000 rows: the grade levels counted in blocks of 16-bit counters."""
     rng = np.random.default_rng(5)

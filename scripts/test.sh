@@ -37,33 +37,38 @@ echo "[test] ruff"
 python -m ruff check fastndcg tests bench scripts docs
 python -m ruff format --check fastndcg tests bench scripts docs
 
-echo "[test] pytest, all backends"
-run_pytest "$@"
+# Three pytest runs on two cores: the numba-blocked pass and then the CUDA simulator run in the
+# background (their output kept and shown after) beside the pass with every backend.
+# The numba-blocked pass leaves out the tests marked `numba` (they need it) and those marked
+# `subprocess` (slow checks of the command's process: signals, pipes, warmup; 35 s here), which
+# run in the pass with every backend. The other tests of the command run it without numba too
+# (conftest.COMMAND). The documentation's bash examples after a page's last Python example do
+# not run there (tests/docs/doc_blocks.py): they call the installed command, where numba is not
+# blocked. The simulator runs CUDA threads one after another in Python, in its own process
+# (NUMBA_ENABLE_CUDASIM must be set before numba is imported).
+background_log="$(mktemp)"
+(
+    echo "[test] pytest, numba blocked (NumPy backend and import guard)"
+    blocked_rc=0
+    FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba and not subprocess" "$@" || blocked_rc=$?
+    echo "[test] pytest, CUDA backend in numba-cuda's simulator"
+    simulator_rc=0
+    NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py || simulator_rc=$?
+    [ "$blocked_rc" -eq 0 ] || exit "$blocked_rc"
+    exit "$simulator_rc"
+) >"$background_log" 2>&1 &
+background=$!
 
-# The two runs below are single-threaded (NumPy on one thread; the simulator runs CUDA threads
-# one after another in Python) and independent: the simulator runs beside the numba-blocked pass
-# (its own process, since NUMBA_ENABLE_CUDASIM must be set before numba is imported), its output
-# kept and shown after.
-simulator_log="$(mktemp)"
-NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py >"$simulator_log" 2>&1 &
-simulator=$!
+echo "[test] pytest, all backends (the numba-blocked and simulator passes run beside it)"
+main_rc=0
+run_pytest "$@" || main_rc=$?
 
-# Left out of this pass: the tests marked `numba` (they need it) and those marked `subprocess`
-# (slow checks of the command's process: signals, pipes, warmup; 35 s here), which ran in the
-# pass above. The other tests of the command run it without numba too (conftest.COMMAND). The
-# documentation's bash examples after a page's last Python example do not run here
-# (tests/docs/doc_blocks.py): they call the installed command, where numba is not blocked.
-echo "[test] pytest, numba blocked (NumPy backend and import guard)"
-blocked_rc=0
-FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba and not subprocess" "$@" || blocked_rc=$?
-
-echo "[test] pytest, CUDA backend in numba-cuda's simulator (ran beside the run above)"
-simulator_rc=0
-wait "$simulator" || simulator_rc=$?
-cat "$simulator_log"
-rm -f "$simulator_log"
-[ "$blocked_rc" -eq 0 ] || exit "$blocked_rc"
-[ "$simulator_rc" -eq 0 ] || exit "$simulator_rc"
+background_rc=0
+wait "$background" || background_rc=$?
+cat "$background_log"
+rm -f "$background_log"
+[ "$main_rc" -eq 0 ] || exit "$main_rc"
+[ "$background_rc" -eq 0 ] || exit "$background_rc"
 
 # the simulator runs kernels as Python and never type-checks them: compile every kernel for a
 # real GPU (sm_90) too, which needs NVVM and NVRTC (pip packages, no GPU). Where they cannot be

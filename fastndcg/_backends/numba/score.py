@@ -1121,7 +1121,7 @@ def _lane_maxima(lanes, column, n, width):
 
 
 @njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _sixteen_lane_maxima(lanes, column, n):
+def _sixteen_lane_maxima(lanes, column, n, lowest):
     """:func:`_lane_maxima` of 16 lanes, by blocks of a width known when compiled.
 
     For float64 scores. The rows past the last whole block go in one more block, the last 16
@@ -1132,7 +1132,7 @@ def _sixteen_lane_maxima(lanes, column, n):
     """
     un = np.uint64(n)
     for j in range(16):
-        lanes[j] = -np.inf
+        lanes[j] = lowest
     full = un - (un & np.uint64(15))
     for row in range(np.uint64(0), full, np.uint64(16)):
         for j in range(16):
@@ -1146,17 +1146,21 @@ def _sixteen_lane_maxima(lanes, column, n):
     last = un - np.uint64(16)
     for j in range(16):
         row = last + np.uint64(j)
-        lanes[j] = max(lanes[j], column[row] if row >= full else -np.inf)
+        lanes[j] = max(lanes[j], column[row] if row >= full else lowest)
 
 
 @njit(cache=True, _nrt=False)
 def _all_finite(column, n):
-    """Whether no value of ``column[:n]`` is NaN or infinite (a vectorised pass)."""
-    bad = 0
+    """Whether no value of ``column[:n]`` is NaN or infinite (a vectorised pass).
+
+    In the column's own type: float32 scores converted to float64 took twice the vectors.
+    """
+    bad = False
     for i in range(np.uint64(n)):
-        x = np.float64(column[i])
-        bad += (x - x) != 0.0  # NaN for inf and NaN, 0 otherwise
-    return bad == 0
+        x = column[i]
+        d = x - x  # NaN for inf and NaN, 0 otherwise
+        bad |= d != d  # (or-ed, not counted: a count would take 64-bit lanes)
+    return not bad
 
 
 @njit(cache=True, _nrt=False)
@@ -1253,13 +1257,19 @@ def _top_bound(lanes, above, views, code, s, n, count):
         if not _all_finite(views[0][s : s + n], n):
             return np.nan
         if width == 16:
-            _sixteen_lane_maxima(lanes, views[0][s : s + n], n)
+            _sixteen_lane_maxima(lanes, views[0][s : s + n], n, -np.inf)
         else:
             _lane_maxima(lanes, views[0][s : s + n], n, width)
     else:
         if not _all_finite(views[1][s : s + n], n):
             return np.nan
-        _lane_maxima(lanes, views[1][s : s + n], n, width)
+        if width == 16:
+            narrow = lanes[_FEW:].view(np.float32)
+            _sixteen_lane_maxima(narrow, views[1][s : s + n], n, np.float32(-np.inf))
+            for j in range(16):
+                lanes[j] = narrow[j]
+        else:
+            _lane_maxima(lanes, views[1][s : s + n], n, width)
     if width == 16:
         _sort16(lanes)
         return lanes[count - 1]
@@ -1280,11 +1290,12 @@ def _top_candidates(cand, values, views, code, s, n, bound, most):
     if code == 0:
         m = _compact(cand, views[0][s : s + n], n, bound)
     else:
-        m = _compact(cand, views[1][s : s + n], n, bound)
+        m = _compact(cand, views[1][s : s + n], n, np.float32(bound))
     if m > most:
         return -1
     for c in range(m):
-        values[c] = views[0][s + cand[c]] if code == 0 else np.float64(views[1][s + cand[c]])
+        row = np.uint64(s + cand[c])  # (unsigned: no wraparound test for a negative index)
+        values[c] = views[0][row] if code == 0 else np.float64(views[1][row])
     return m
 
 
@@ -1307,7 +1318,7 @@ def _top_order(at, cand, values, bits, above, m, count):
             x = values[c] + 0.0  # -0.0 as 0.0: they tie
             values[c] = x
             bits[c] = (bits[c] & ~np.int64(15)) | c
-        for c in range(m, 16):
+        for c in range(np.uint64(m), np.uint64(16)):  # (unsigned: no wraparound test)
             values[c] = -np.inf
         _sort16(values)
         shared = False
@@ -1317,7 +1328,7 @@ def _top_order(at, cand, values, bits, above, m, count):
             at[r] = cand[bits[r] & 15]
         return not shared
     width = (m + 15) & ~15
-    for c in range(m, width):
+    for c in range(np.uint64(m), np.uint64(width)):
         values[c] = -np.inf
     _count_higher(above, values, m, width)
     seen = np.uint64(0)

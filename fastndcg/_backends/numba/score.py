@@ -1291,6 +1291,7 @@ def _top_candidates(cand, values, views, code, s, n, bound, most):
     if code == 0:
         m = _compact(cand, views[0][s : s + n], n, bound)
     else:
+        # (the bound is one of the float32 scores: compared as float32, exactly)
         m = _compact(cand, views[1][s : s + n], n, np.float32(bound))
     if m > most:
         return -1

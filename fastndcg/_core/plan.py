@@ -107,12 +107,7 @@ def make_plan(
     )
     _check_sums_fit(largest, prefix[-1], ranks, gain)
 
-    top_path = (
-        layout.scores is not None
-        and not whole
-        and k_max <= C.TOP_PATH_DEPTH
-        and (ideal_mode in (C.IDEAL_MAX, C.IDEAL_LOCAL) or level_order.size > 0)
-    )
+    top_path = layout.scores is not None and not whole and k_max <= C.TOP_PATH_DEPTH
     return Plan(
         device_offsets=layout.device_offsets,
         offsets=layout.offsets,

@@ -56,14 +56,14 @@ SCORES = np.linspace(1.0, 0.3, 8)
         (GRADES, SCORES, dict(k=3, ideal="max", gain="linear"), True),
         (GRADES * 0.5, SCORES, dict(k=3, ideal="local", gain="linear"), True),
         (GRADES, SCORES, dict(k=3, gain=lambda g: g * 2.0, ideal="local"), True),
+        (GRADES * 0.5, SCORES, dict(k=5, gain="linear"), True),  # IDCG by a selection
+        (GRADES, SCORES, dict(k=3, gain=lambda g: g * 2.0), True),  # gains from the host
         (GRADES, SCORES, dict(k=29), False),
         (GRADES, SCORES, dict(k=[5, None]), False),
         (GRADES, None, dict(k=5), False),  # ranked lists: nothing to select
-        (GRADES * 0.5, SCORES, dict(k=5, gain="linear"), False),  # IDCG needs a sort
-        (GRADES, SCORES, dict(k=3, gain=lambda g: g * 2.0), False),  # gains precomputed
     ],
 )
-def test_the_plan_takes_the_path_for_short_cutoffs_and_an_ideal_without_a_sort(
+def test_the_plan_takes_the_path_for_short_cutoffs_with_scores(
     grades, scores, options, taken
 ):
     if options.get("ideal") == "global":
@@ -84,7 +84,8 @@ def _served(grades, scores, offsets, **options):
     idcg = dcg.copy()
     pending = np.empty(n_queries, dtype=np.int64)
     longest = int(np.diff(offsets).max())
-    scratch = score._top_scratch(longest, plan.k_max, plan.level_order.size)
+    selected = max(longest, int(np.diff(plan.ideal_offsets).max())) * (plan.level_order.size == 0)
+    scratch = score._top_scratch(longest, plan.k_max, plan.level_order.size, selected)
     n_pending = score._top_queries(0, n_queries, args, dcg, idcg, pending, scratch)
     served = np.setdiff1d(np.arange(n_queries), pending[:n_pending])
     general = KernelArgs.of(dataclasses.replace(plan, top_path=False)).packed()
@@ -152,6 +153,34 @@ def test_the_lane_bound_keeps_the_best_rows_wherever_they_stand(dtype):
         fast = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, backend="numba").per_query
         plain = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, backend="numpy").per_query
         np.testing.assert_array_equal(fast, plain)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(gain="linear"),  # fractional grades
+        dict(gain="exp2", ideal="global"),  # ... and judgment lists of their own
+        dict(gain=lambda g: 3.0 * g + 0.25),  # gains computed by the host
+        dict(gain={0.0: 0.0, 0.5: 1.0, 1.5: 2.5, 2.0: 7.0, 3.5: 0.125}, ties="average"),
+    ],
+    ids=["linear", "exp2-global", "callable", "dict-average"],
+)
+def test_the_path_selects_the_ideal_of_grades_without_levels(options):
+    """Fractional grades and computed gains: the ideal selected from a copy of the grades (as
+    the general path selects it), lists of 1 to 300 rows, float64 and float32 grades."""
+    rng = np.random.default_rng(7)
+    lengths = np.concatenate((np.arange(1, 40), rng.integers(40, 300, 60)))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    grades = rng.choice([0.0, 0.5, 1.5, 2.0, 3.5], offsets[-1], p=[0.5, 0.2, 0.15, 0.1, 0.05])
+    scores = rng.standard_normal(offsets[-1])
+    if options.get("ideal") == "global":
+        ideal_lengths = rng.integers(1, 80, lengths.size)
+        ideal_offsets = np.concatenate(([0], np.cumsum(ideal_lengths)))
+        ideal_grades = rng.choice([0.0, 0.5, 3.5], ideal_offsets[-1])
+        options = dict(options, ideal_grades=ideal_grades, ideal_offsets=ideal_offsets)
+    for layout in (grades, grades.astype(np.float32)):
+        served = _served(layout, scores, offsets, k=[3, 10], **options)
+        assert served == set(range(lengths.size))
 
 
 def test_the_path_counts_the_levels_of_long_lists():

@@ -1449,8 +1449,11 @@ def _levels_in_place(level_rows, hist, views, code, s, n, presumed, count, level
 
 
 @njit(cache=True)
-def _top_scratch(longest, k_max, n_levels):
-    """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple."""
+def _top_scratch(longest, k_max, n_levels, selected):
+    """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple.
+
+    ``selected``: the rows of the longest list whose ideal is selected (grades without levels).
+    """
     values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
     return (
         np.empty(2 * _FEW, dtype=np.float64),  # lanes: the lanes' maxima (and a copy)
@@ -1465,6 +1468,7 @@ def _top_scratch(longest, k_max, n_levels):
         np.empty(2 * k_max, dtype=np.float64),  # vals: ideal gains (see _ideal_gains), sorted gains
         np.empty(n_levels, dtype=np.int64),  # level_rows: rows per grade level
         np.zeros(4 * max(n_levels, 1), dtype=np.int64),  # hist: the histogram's copies
+        np.empty(max(selected, 1), dtype=np.float64),  # loaded: grades whose ideal is selected
     )
 
 
@@ -1472,8 +1476,8 @@ def _top_scratch(longest, k_max, n_levels):
 def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     """Score queries ``q0:q1`` by the short-cutoff path; the others' numbers go to ``pending``.
 
-    For plans whose cutoffs are all at most :data:`_FEW` and whose ideal needs no sort (the
-    plan chooses it: ``top_path``). Per query, with ``count = min(k_max, n)``:
+    For plans with scores whose cutoffs are all at most :data:`_FEW` (the plan chooses it:
+    ``top_path``). Per query, with ``count = min(k_max, n)``:
 
     1. one pass over the scores, in place: the maxima of 16 (or 32) lanes and the check for
        NaN and infinite scores; the count-th largest lane maximum bounds the count-th best;
@@ -1483,7 +1487,8 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
        the query's grade levels) where the plan asks for it (``shared``: the measures beside
        nDCG read it);
     4. IDCG: the grade levels counted in one pass (in place), or the largest gain, or the top
-       gains sorted (``ideal="local"``).
+       gains sorted (``ideal="local"``), or, for grades without levels (fractional, or gains
+       computed by the host), the best gains selected from a copy as the general path does.
 
     A query goes to ``pending`` (the general path) when a score is NaN or infinite, when
     candidates tie among the best ``count`` (the tie rule decides there), when more than
@@ -1500,8 +1505,10 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     best_rows, best_grades, level_counts = inputs[2][5:8]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
-    level_rows, hist = scratch[10:]
+    level_rows, hist, loaded = scratch[10:]
     n_cut = cutoffs.size
+    # grades without levels (fractional, or gains computed by the host): IDCG by a selection
+    selects = ideal.level_order.size == 0 and (ideal.mode == IDEAL_RECALL or ideal.mode == IDEAL_GLOBAL)
     n_pending = 0
     for q in range(q0, q1):
         s = offsets[q]
@@ -1531,7 +1538,15 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         outside = 0
         ideal_count = min(k_max, m_ideal)
         presumed, order = ideal.levels_presumed, ideal.level_order
-        if ideal.mode == IDEAL_RECALL:
+        if selects:  # as the general path selects: the same bits
+            if ideal.mode == IDEAL_GLOBAL:
+                _load_grades(ideal_views, ideal_code, si, m_ideal, loaded)
+            else:
+                _load_grades(grade_views, grade_code, s, n, loaded)
+            _ideal_prefix(
+                ideal_sums, vals, level_rows, hist, loaded, m_ideal, ideal_count, rules, ideal, discount
+            )
+        elif ideal.mode == IDEAL_RECALL:
             outside = _levels_in_place(
                 level_rows, hist, grade_views, grade_code, s, n, presumed, ideal_count, order
             )
@@ -1556,7 +1571,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         # the measures beside nDCG read this ranking (no tie: any rule's) where asked, once the
         # grades are checked: the query's grade levels and the rows' grades, or the rows
         if best_rows.shape[0]:
-            recall = ideal.mode == IDEAL_RECALL
+            recall = ideal.mode == IDEAL_RECALL and not selects
             rows, grades, counts = best_rows[q], best_grades[q], level_counts[q]
             _share(rows, grades, counts, at, vals, count, recall, level_rows, n)
         _prefix_sums(sums, gains, count, discount)
@@ -1577,8 +1592,9 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
                     total += vals[t] * discount[t]
                 idcg_out[j, q] = total
         else:
-            _ideal_gains(vals, level_rows, ideal_count, ideal)
-            _prefix_sums(ideal_sums, vals, ideal_count, discount)
+            if not selects:
+                _ideal_gains(vals, level_rows, ideal_count, ideal)
+                _prefix_sums(ideal_sums, vals, ideal_count, discount)
             for j in range(n_cut):
                 idcg_out[j, q] = ideal_sums[min(cutoffs[j], m_ideal)]
     return n_pending
@@ -1831,7 +1847,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
     n_pending = q1 - q0
     if top_path:
-        scratch = _top_scratch(longest, k_max, Ideal(*inputs[3]).level_order.size)
+        n_levels = Ideal(*inputs[3]).level_order.size
+        selected = max(longest, longest_ideal) if n_levels == 0 else np.int64(0)
+        scratch = _top_scratch(longest, k_max, n_levels, selected)
         n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
         if n_pending <= 0:  # (0: none left; the general path's scratch is not allocated)
             return -n_pending
@@ -1851,7 +1869,7 @@ def compile_part(part, inputs, dcg_out, idcg_out):
     pending = np.empty(0, dtype=np.int64)
     none = np.int64(0)
     if part == "short":
-        scratch = _top_scratch(none, inputs[2][3], Ideal(*inputs[3]).level_order.size)
+        scratch = _top_scratch(none, inputs[2][3], Ideal(*inputs[3]).level_order.size, none)
         _top_queries(none, none, inputs, dcg_out, idcg_out, pending, scratch)
     elif part == "general":
         _general_queries(none, none, inputs, dcg_out, idcg_out, pending, none, False, none, none)

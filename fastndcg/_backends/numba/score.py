@@ -1508,7 +1508,8 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     level_rows, hist, loaded = scratch[10:]
     n_cut = cutoffs.size
     # grades without levels (fractional, or gains computed by the host): IDCG by a selection
-    selects = ideal.level_order.size == 0 and (ideal.mode == IDEAL_RECALL or ideal.mode == IDEAL_GLOBAL)
+    by_grades = ideal.mode == IDEAL_RECALL or ideal.mode == IDEAL_GLOBAL
+    selects = by_grades and ideal.level_order.size == 0
     n_pending = 0
     for q in range(q0, q1):
         s = offsets[q]
@@ -1544,7 +1545,16 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
             else:
                 _load_grades(grade_views, grade_code, s, n, loaded)
             _ideal_prefix(
-                ideal_sums, vals, level_rows, hist, loaded, m_ideal, ideal_count, rules, ideal, discount
+                ideal_sums,
+                vals,
+                level_rows,
+                hist,
+                loaded,
+                m_ideal,
+                ideal_count,
+                rules,
+                ideal,
+                discount,
             )
         elif ideal.mode == IDEAL_RECALL:
             outside = _levels_in_place(

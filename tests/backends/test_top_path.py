@@ -63,9 +63,7 @@ SCORES = np.linspace(1.0, 0.3, 8)
         (GRADES, None, dict(k=5), False),  # ranked lists: nothing to select
     ],
 )
-def test_the_plan_takes_the_path_for_short_cutoffs_with_scores(
-    grades, scores, options, taken
-):
+def test_the_plan_takes_the_path_for_short_cutoffs_with_scores(grades, scores, options, taken):
     if options.get("ideal") == "global":
         options = dict(options, ideal_grades=GRADES, ideal_offsets=np.array([0, 8]))
     assert _plan(grades, scores, np.array([0, 8]), **options).top_path is taken

@@ -1344,6 +1344,71 @@ def _top_order(at, cand, values, bits, above, m, count):
     return shared == 0
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _top_ideal(sums, vals, lanes, above, cand, values, views, code, s, n, count, rules, discount):
+    """IDCG prefix sums ``sums[:count + 1]`` of the float grades of rows ``s:s+n``, or False.
+
+    Gains that grow with the grade (exp2, linear, and gains the host computed) are largest for
+    the largest grades, whatever their order among equal ones: the best grades are bounded as
+    the best scores are (:func:`_top_bound`: at least ``count`` rows reach the bound), the rows
+    above the bound are kept, and each is put at its rank, the number of them above it (equal
+    grades share it; the ranks after it, left empty, take its grade); the ranks past them hold
+    the bound. The gains then add in rank order, as the general path adds its selected gains:
+    the same bits. False for integer grade columns, a table of gains, grades that are NaN or
+    infinite, or more than :data:`_TOP_CANDIDATES` rows above the bound; the caller then
+    selects from a copy. (``vals`` has room for ``count + 1`` entries; the others are the
+    ranking's scratch, free again here.)
+    """
+    if code > 1 or (rules.gain_mode != GAIN_EXP2 and rules.gain_mode != GAIN_LINEAR):
+        return False
+    bound = _top_bound(lanes, above, views, code, s, n, count)
+    if bound != bound:  # NaN: a grade is NaN or infinite
+        return False
+    # the rows above the bound reach the next value up (of the column's type)
+    if code == 0:
+        higher = np.nextafter(bound, np.inf)
+    else:
+        higher = np.float64(np.nextafter(np.float32(bound), np.float32(np.inf)))
+    m = _top_candidates(cand, values, views, code, s, n, higher, _TOP_CANDIDATES)
+    if m < 0:
+        return False
+    width = (m + 15) & ~15
+    for c in range(np.uint64(m), np.uint64(width)):  # (unsigned: no wraparound test)
+        values[c] = -np.inf
+    _count_higher(above, values, m, width)
+    ranks = np.uint64(count)
+    for r in range(ranks):
+        vals[r] = np.nan
+    for c in range(m):
+        rank = above[c]
+        if rank < count:
+            vals[rank] = values[c]
+    if m < count:
+        vals[m] = bound
+    for r in range(np.uint64(1), ranks):
+        vals[r] = vals[r - np.uint64(1)] if vals[r] != vals[r] else vals[r]
+    for r in range(ranks):
+        vals[r] = _gain(vals[r], rules)
+    _prefix_sums(sums, vals, count, discount)
+    return True
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _selected_ideal(sums, vals, scratch, views, code, s, n, count, rules, ideal, discount):
+    """IDCG prefix sums of grades without levels (``scratch``: :func:`_top_scratch`'s).
+
+    By :func:`_top_ideal`, else by a selection from a copy of the grades, as the general path
+    selects (:func:`_ideal_prefix`).
+    """
+    lanes, above, cand, values = scratch[:4]
+    level_rows, hist, loaded = scratch[10:]
+    if not _top_ideal(
+        sums, vals, lanes, above, cand, values, views, code, s, n, count, rules, discount
+    ):
+        _load_grades(views, code, s, n, loaded)
+        _ideal_prefix(sums, vals, level_rows, hist, loaded, n, count, rules, ideal, discount)
+
+
 @njit(cache=True, _nrt=False)
 def _gains_at(gains, grades, column, first, at, count, rules):
     """``gains[r]`` = the gain of row ``first + at[r]`` of ``column``, ``grades[r]`` its grade."""
@@ -1505,7 +1570,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     best_rows, best_grades, level_counts = inputs[2][5:8]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
-    level_rows, hist, loaded = scratch[10:]
+    level_rows, hist = scratch[10:12]
     n_cut = cutoffs.size
     # grades without levels (fractional, or gains computed by the host): IDCG by a selection
     by_grades = ideal.mode == IDEAL_RECALL or ideal.mode == IDEAL_GLOBAL
@@ -1539,23 +1604,16 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         outside = 0
         ideal_count = min(k_max, m_ideal)
         presumed, order = ideal.levels_presumed, ideal.level_order
-        if selects:  # as the general path selects: the same bits
-            if ideal.mode == IDEAL_GLOBAL:
-                _load_grades(ideal_views, ideal_code, si, m_ideal, loaded)
-            else:
-                _load_grades(grade_views, grade_code, s, n, loaded)
-            _ideal_prefix(
-                ideal_sums,
-                vals,
-                level_rows,
-                hist,
-                loaded,
-                m_ideal,
-                ideal_count,
-                rules,
-                ideal,
-                discount,
-            )
+        if selects and ideal.mode == IDEAL_GLOBAL:  # (each list named in its own call)
+            _selected_ideal(
+                ideal_sums, vals, scratch, ideal_views, ideal_code, si, m_ideal, ideal_count,
+                rules, ideal, discount,
+            )  # fmt: skip
+        elif selects:
+            _selected_ideal(
+                ideal_sums, vals, scratch, grade_views, grade_code, s, n, ideal_count, rules,
+                ideal, discount,
+            )  # fmt: skip
         elif ideal.mode == IDEAL_RECALL:
             outside = _levels_in_place(
                 level_rows, hist, grade_views, grade_code, s, n, presumed, ideal_count, order

@@ -181,6 +181,23 @@ def test_the_path_selects_the_ideal_of_grades_without_levels(options):
         assert served == set(range(lengths.size))
 
 
+def test_the_ideal_of_grades_without_levels_where_the_bound_cannot_select_them():
+    """More than 64 rows above the grades' lane bound (the best grades in 5 of 16 lanes), integer
+    grades beyond the histogram's levels, and a table of gains (integer or float grades): the
+    ideal is selected from a copy of the grades there, with the general path's bits."""
+    rows = np.arange(300)
+    lanes = np.where(rows % 16 < 5, 3.5, 1.0)  # 95 rows of 3.5: the 10th lane maximum is 1.0
+    offsets = np.array([0, 300, 600])
+    grades = np.concatenate((lanes, lanes[::-1] * 2.0))
+    scores = np.random.default_rng(2).standard_normal(600)
+    assert _served(grades, scores, offsets, k=10, gain="linear") == {0, 1}
+    big = np.random.default_rng(3).integers(0, 400, 600)  # past the levels counted
+    assert _served(big, scores, offsets, k=10, gain="linear") == {0, 1}
+    table = np.linspace(0.0, 5.0, 400)[::-1].copy()  # gains that fall as grades rise
+    for layout in (big, big.astype(np.float64)):
+        assert _served(layout, scores, offsets, k=10, gain=table) == {0, 1}
+
+
 def test_the_path_counts_the_levels_of_long_lists():
     """Lists of 1,500 and 70,000 rows: the grade levels counted in blocks of 16-bit counters."""
     rng = np.random.default_rng(5)

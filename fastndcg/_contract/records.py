@@ -182,8 +182,9 @@ class Plan:
     ideal_grades: np.ndarray
     max_gain: float
     device_offsets: Any = None  # ``offsets`` where the grades are, when given there
-    # every cutoff at most codes.TOP_PATH_DEPTH, and scores given: a backend may rank by its
-    # short-cutoff path
+    # every cutoff at most codes.TOP_PATH_DEPTH, scores given, and an ideal without a sort
+    # (integer grade levels, "max", "local", or float grades under gains that grow with the
+    # grade): a backend may rank by its short-cutoff path
     top_path: bool = False
     # the grade levels are those of PRESUMED_GRADES, not yet checked: the backend counts the
     # grades that are not among them (see Layout.grades_checked)

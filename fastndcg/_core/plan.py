@@ -25,6 +25,7 @@ MAX_IDEAL_SLOTS = 1 << 24
 
 _EMPTY_F = readonly(np.empty(0, dtype=np.float64))
 _EMPTY_I = readonly(np.empty(0, dtype=np.int64))
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def _longest(offsets: np.ndarray) -> int:
@@ -107,7 +108,17 @@ def make_plan(
     )
     _check_sums_fit(largest, prefix[-1], ranks, gain)
 
-    top_path = layout.scores is not None and not whole and k_max <= C.TOP_PATH_DEPTH
+    # the short path finds IDCG without a sort: by the grade levels, or the largest gain, or the
+    # best rows re-sorted ("local"), or (float grades under gains that grow with the grade) the
+    # best grades bounded and ranked as the scores are
+    ideal_grades_read = ideal_grades if ideal_mode == C.IDEAL_GLOBAL else grades
+    grows = gain_mode in (C.GAIN_EXP2, C.GAIN_LINEAR) and ideal_grades_read.dtype in _FLOATS
+    top_path = (
+        layout.scores is not None
+        and not whole
+        and k_max <= C.TOP_PATH_DEPTH
+        and (ideal_mode in (C.IDEAL_MAX, C.IDEAL_LOCAL) or level_order.size > 0 or grows)
+    )
     return Plan(
         device_offsets=layout.device_offsets,
         offsets=layout.offsets,

@@ -56,8 +56,10 @@ SCORES = np.linspace(1.0, 0.3, 8)
         (GRADES, SCORES, dict(k=3, ideal="max", gain="linear"), True),
         (GRADES * 0.5, SCORES, dict(k=3, ideal="local", gain="linear"), True),
         (GRADES, SCORES, dict(k=3, gain=lambda g: g * 2.0, ideal="local"), True),
-        (GRADES * 0.5, SCORES, dict(k=5, gain="linear"), True),  # IDCG by a selection
+        (GRADES * 0.5, SCORES, dict(k=5, gain="linear"), True),  # the best grades bounded
         (GRADES, SCORES, dict(k=3, gain=lambda g: g * 2.0), True),  # gains from the host
+        (GRADES * 100, SCORES, dict(k=5, gain="linear"), False),  # integers past the levels
+        (GRADES * 100.0, SCORES, dict(k=5, gain=np.linspace(9, 0, 401)), False),  # falling gains
         (GRADES, SCORES, dict(k=29), False),
         (GRADES, SCORES, dict(k=[5, None]), False),
         (GRADES, None, dict(k=5), False),  # ranked lists: nothing to select
@@ -82,8 +84,7 @@ def _served(grades, scores, offsets, **options):
     idcg = dcg.copy()
     pending = np.empty(n_queries, dtype=np.int64)
     longest = int(np.diff(offsets).max())
-    selected = max(longest, int(np.diff(plan.ideal_offsets).max())) * (plan.level_order.size == 0)
-    scratch = score._top_scratch(longest, plan.k_max, plan.level_order.size, selected)
+    scratch = score._top_scratch(longest, plan.k_max, plan.level_order.size)
     n_pending = score._top_queries(0, n_queries, args, dcg, idcg, pending, scratch)
     served = np.setdiff1d(np.arange(n_queries), pending[:n_pending])
     general = KernelArgs.of(dataclasses.replace(plan, top_path=False)).packed()
@@ -164,15 +165,16 @@ def test_the_lane_bound_keeps_the_best_rows_wherever_they_stand(dtype):
     ids=["linear", "exp2-global", "callable", "dict-average"],
 )
 def test_the_path_selects_the_ideal_of_grades_without_levels(options):
-    """Fractional grades and computed gains: the ideal selected from a copy of the grades (as
-    the general path selects it), lists of 1 to 300 rows, float64 and float32 grades."""
+    """Fractional grades and computed gains: the ideal from the best grades, bounded and ranked
+    as the scores are, lists of 1 to 300 rows, float64 and float32 grades, empty judgment lists:
+    the general path's bits."""
     rng = np.random.default_rng(7)
     lengths = np.concatenate((np.arange(1, 40), rng.integers(40, 300, 60)))
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     grades = rng.choice([0.0, 0.5, 1.5, 2.0, 3.5], offsets[-1], p=[0.5, 0.2, 0.15, 0.1, 0.05])
     scores = rng.standard_normal(offsets[-1])
     if options.get("ideal") == "global":
-        ideal_lengths = rng.integers(1, 80, lengths.size)
+        ideal_lengths = rng.integers(0, 80, lengths.size)
         ideal_offsets = np.concatenate(([0], np.cumsum(ideal_lengths)))
         ideal_grades = rng.choice([0.0, 0.5, 3.5], ideal_offsets[-1])
         options = dict(options, ideal_grades=ideal_grades, ideal_offsets=ideal_offsets)
@@ -181,21 +183,18 @@ def test_the_path_selects_the_ideal_of_grades_without_levels(options):
         assert served == set(range(lengths.size))
 
 
-def test_the_ideal_of_grades_without_levels_where_the_bound_cannot_select_them():
-    """More than 64 rows above the grades' lane bound (the best grades in 5 of 16 lanes), integer
-    grades beyond the histogram's levels, and a table of gains (integer or float grades): the
-    ideal is selected from a copy of the grades there, with the general path's bits."""
+def test_grades_the_bound_cannot_select_go_to_the_general_path():
+    """More than 64 rows above the grades' lane bound (the best grades in 5 of 16 lanes): the
+    path hands the lists to the general path, which selects their ideal."""
     rows = np.arange(300)
     lanes = np.where(rows % 16 < 5, 3.5, 1.0)  # 95 rows of 3.5: the 10th lane maximum is 1.0
     offsets = np.array([0, 300, 600])
     grades = np.concatenate((lanes, lanes[::-1] * 2.0))
     scores = np.random.default_rng(2).standard_normal(600)
-    assert _served(grades, scores, offsets, k=10, gain="linear") == {0, 1}
-    big = np.random.default_rng(3).integers(0, 400, 600)  # past the levels counted
-    assert _served(big, scores, offsets, k=10, gain="linear") == {0, 1}
-    table = np.linspace(0.0, 5.0, 400)[::-1].copy()  # gains that fall as grades rise
-    for layout in (big, big.astype(np.float64)):
-        assert _served(layout, scores, offsets, k=10, gain=table) == {0, 1}
+    assert _served(grades, scores, offsets, k=10, gain="linear") == set()
+    fast = fastndcg.ndcg(grades, scores, offsets=offsets, k=10, gain="linear", backend="numba")
+    plain = fastndcg.ndcg(grades, scores, offsets=offsets, k=10, gain="linear", backend="numpy")
+    np.testing.assert_array_equal(fast.per_query, plain.per_query)
 
 
 def test_the_path_counts_the_levels_of_long_lists():

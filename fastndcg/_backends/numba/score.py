@@ -1344,7 +1344,7 @@ def _top_order(at, cand, values, bits, above, m, count):
     return shared == 0
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _top_ideal(sums, vals, lanes, above, cand, values, views, code, s, n, count, rules, discount):
     """IDCG prefix sums ``sums[:count + 1]`` of the float grades of rows ``s:s+n``, or False.
 
@@ -1354,13 +1354,17 @@ def _top_ideal(sums, vals, lanes, above, cand, values, views, code, s, n, count,
     above the bound are kept, and each is put at its rank, the number of them above it (equal
     grades share it; the ranks after it, left empty, take its grade); the ranks past them hold
     the bound. The gains then add in rank order, as the general path adds its selected gains:
-    the same bits. False for integer grade columns, a table of gains, grades that are NaN or
-    infinite, or more than :data:`_TOP_CANDIDATES` rows above the bound; the caller then
-    selects from a copy. (``vals`` has room for ``count + 1`` entries; the others are the
-    ranking's scratch, free again here.)
+    the same bits. False for integer grade columns or a table of gains (the plan takes the
+    short path for these only with integer levels), grades that are NaN or infinite, or more
+    than :data:`_TOP_CANDIDATES` rows above the bound: the general path selects the query's
+    ideal then. (``vals`` has room for ``count`` entries; the others are the ranking's scratch,
+    free again here.)
     """
     if code > 1 or (rules.gain_mode != GAIN_EXP2 and rules.gain_mode != GAIN_LINEAR):
         return False
+    if count == 0:  # an empty judgment list
+        sums[0] = 0.0
+        return True
     bound = _top_bound(lanes, above, views, code, s, n, count)
     if bound != bound:  # NaN: a grade is NaN or infinite
         return False
@@ -1391,22 +1395,6 @@ def _top_ideal(sums, vals, lanes, above, cand, values, views, code, s, n, count,
         vals[r] = _gain(vals[r], rules)
     _prefix_sums(sums, vals, count, discount)
     return True
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _selected_ideal(sums, vals, scratch, views, code, s, n, count, rules, ideal, discount):
-    """IDCG prefix sums of grades without levels (``scratch``: :func:`_top_scratch`'s).
-
-    By :func:`_top_ideal`, else by a selection from a copy of the grades, as the general path
-    selects (:func:`_ideal_prefix`).
-    """
-    lanes, above, cand, values = scratch[:4]
-    level_rows, hist, loaded = scratch[10:]
-    if not _top_ideal(
-        sums, vals, lanes, above, cand, values, views, code, s, n, count, rules, discount
-    ):
-        _load_grades(views, code, s, n, loaded)
-        _ideal_prefix(sums, vals, level_rows, hist, loaded, n, count, rules, ideal, discount)
 
 
 @njit(cache=True, _nrt=False)
@@ -1514,11 +1502,8 @@ def _levels_in_place(level_rows, hist, views, code, s, n, presumed, count, level
 
 
 @njit(cache=True)
-def _top_scratch(longest, k_max, n_levels, selected):
-    """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple.
-
-    ``selected``: the rows of the longest list whose ideal is selected (grades without levels).
-    """
+def _top_scratch(longest, k_max, n_levels):
+    """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple."""
     values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
     return (
         np.empty(2 * _FEW, dtype=np.float64),  # lanes: the lanes' maxima (and a copy)
@@ -1533,7 +1518,6 @@ def _top_scratch(longest, k_max, n_levels, selected):
         np.empty(2 * k_max, dtype=np.float64),  # vals: ideal gains (see _ideal_gains), sorted gains
         np.empty(n_levels, dtype=np.int64),  # level_rows: rows per grade level
         np.zeros(4 * max(n_levels, 1), dtype=np.int64),  # hist: the histogram's copies
-        np.empty(max(selected, 1), dtype=np.float64),  # loaded: grades whose ideal is selected
     )
 
 
@@ -1552,12 +1536,13 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
        the query's grade levels) where the plan asks for it (``shared``: the measures beside
        nDCG read it);
     4. IDCG: the grade levels counted in one pass (in place), or the largest gain, or the top
-       gains sorted (``ideal="local"``), or, for grades without levels (fractional, or gains
-       computed by the host), the best gains selected from a copy as the general path does.
+       gains sorted (``ideal="local"``), or, for float grades without levels (fractional, or
+       gains computed by the host), the gains of the best grades (:func:`_top_ideal`).
 
     A query goes to ``pending`` (the general path) when a score is NaN or infinite, when
     candidates tie among the best ``count`` (the tie rule decides there), when more than
-    :data:`_TOP_CANDIDATES` rows reach the bound, or when it is empty. Returns how many queries
+    :data:`_TOP_CANDIDATES` rows reach the bound (of the scores, or of grades without levels),
+    or when it is empty. Returns how many queries
     are pending, or minus the number of grades not among presumed levels in the first query
     holding one (nothing more is scored then: see :class:`Ideal`). ``scratch`` is
     :func:`_top_scratch`'s (without Numba's runtime here: reading an array out of a tuple or a
@@ -1570,7 +1555,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     best_rows, best_grades, level_counts = inputs[2][5:8]
     rules, ideal = Rules(*inputs[1]), Ideal(*inputs[3])
     lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
-    level_rows, hist = scratch[10:12]
+    level_rows, hist = scratch[10:]
     n_cut = cutoffs.size
     # grades without levels (fractional, or gains computed by the host): IDCG by a selection
     by_grades = ideal.mode == IDEAL_RECALL or ideal.mode == IDEAL_GLOBAL
@@ -1604,15 +1589,16 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
         outside = 0
         ideal_count = min(k_max, m_ideal)
         presumed, order = ideal.levels_presumed, ideal.level_order
+        found = True
         if selects and ideal.mode == IDEAL_GLOBAL:  # (each list named in its own call)
-            _selected_ideal(
-                ideal_sums, vals, scratch, ideal_views, ideal_code, si, m_ideal, ideal_count,
-                rules, ideal, discount,
+            found = _top_ideal(
+                ideal_sums, vals, lanes, above, cand, values, ideal_views, ideal_code, si,
+                m_ideal, ideal_count, rules, discount,
             )  # fmt: skip
         elif selects:
-            _selected_ideal(
-                ideal_sums, vals, scratch, grade_views, grade_code, s, n, ideal_count, rules,
-                ideal, discount,
+            found = _top_ideal(
+                ideal_sums, vals, lanes, above, cand, values, grade_views, grade_code, s, n,
+                ideal_count, rules, discount,
             )  # fmt: skip
         elif ideal.mode == IDEAL_RECALL:
             outside = _levels_in_place(
@@ -1634,6 +1620,10 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
             lanes[0] = _touch_in_place(grade_views, grade_code, s, n)
         if outside:  # grades presumed among the levels are not: the plan is made again
             return -outside
+        if not found:  # grades without levels the bound cannot select: the general path does
+            pending[n_pending] = q
+            n_pending += 1
+            continue
         # 4. DCG: gains by rank (their grades in `vals`), summed in rank order
         _top_gains(gains, vals, grade_views, grade_code, s, at, count, rules)
         # the measures beside nDCG read this ranking (no tie: any rule's) where asked, once the
@@ -1915,9 +1905,7 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
     n_pending = q1 - q0
     if top_path:
-        n_levels = Ideal(*inputs[3]).level_order.size
-        selected = max(longest, longest_ideal) if n_levels == 0 else np.int64(0)
-        scratch = _top_scratch(longest, k_max, n_levels, selected)
+        scratch = _top_scratch(longest, k_max, Ideal(*inputs[3]).level_order.size)
         n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
         if n_pending <= 0:  # (0: none left; the general path's scratch is not allocated)
             return -n_pending
@@ -1937,7 +1925,7 @@ def compile_part(part, inputs, dcg_out, idcg_out):
     pending = np.empty(0, dtype=np.int64)
     none = np.int64(0)
     if part == "short":
-        scratch = _top_scratch(none, inputs[2][3], Ideal(*inputs[3]).level_order.size, none)
+        scratch = _top_scratch(none, inputs[2][3], Ideal(*inputs[3]).level_order.size)
         _top_queries(none, none, inputs, dcg_out, idcg_out, pending, scratch)
     elif part == "general":
         _general_queries(none, none, inputs, dcg_out, idcg_out, pending, none, False, none, none)

@@ -111,8 +111,8 @@ def make_plan(
     # the short path finds IDCG without a sort: by the grade levels, or the largest gain, or the
     # best rows re-sorted ("local"), or (float grades under gains that grow with the grade) the
     # best grades bounded and ranked as the scores are
-    ideal_grades_read = ideal_grades if ideal_mode == C.IDEAL_GLOBAL else grades
-    grows = gain_mode in (C.GAIN_EXP2, C.GAIN_LINEAR) and ideal_grades_read.dtype in _FLOATS
+    ideal_from = ideal_grades if ideal_mode == C.IDEAL_GLOBAL else grades
+    grows = gain_mode in (C.GAIN_EXP2, C.GAIN_LINEAR) and ideal_from.dtype in _FLOATS
     top_path = (
         layout.scores is not None
         and not whole

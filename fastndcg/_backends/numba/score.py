@@ -1542,12 +1542,11 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     A query goes to ``pending`` (the general path) when a score is NaN or infinite, when
     candidates tie among the best ``count`` (the tie rule decides there), when more than
     :data:`_TOP_CANDIDATES` rows reach the bound (of the scores, or of grades without levels),
-    or when it is empty. Returns how many queries
-    are pending, or minus the number of grades not among presumed levels in the first query
-    holding one (nothing more is scored then: see :class:`Ideal`). ``scratch`` is
-    :func:`_top_scratch`'s (without Numba's runtime here: reading an array out of a tuple or a
-    record takes and drops a reference to it, atomic operations that doubled the cost of a
-    query).
+    or when it is empty. Returns how many queries are pending, or minus the number of grades
+    not among presumed levels in the first query holding one (nothing more is scored then: see
+    :class:`Ideal`). ``scratch`` is :func:`_top_scratch`'s (without Numba's runtime here:
+    reading an array out of a tuple or a record takes and drops a reference to it, atomic
+    operations that doubled the cost of a query).
     """
     offsets, grade_views, grade_code, score_views, score_code = inputs[0][:5]
     ideal_offsets, ideal_views, ideal_code = inputs[0][6:]
@@ -1557,7 +1556,7 @@ def _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch):
     lanes, above, cand, values, bits, at, gains, sums, ideal_sums, vals = scratch[:10]
     level_rows, hist = scratch[10:]
     n_cut = cutoffs.size
-    # grades without levels (fractional, or gains computed by the host): IDCG by a selection
+    # grades without levels (fractional, or gains computed by the host): IDCG from the best
     by_grades = ideal.mode == IDEAL_RECALL or ideal.mode == IDEAL_GLOBAL
     selects = by_grades and ideal.level_order.size == 0
     n_pending = 0

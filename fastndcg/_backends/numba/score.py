@@ -75,7 +75,13 @@ whole path 1.2-1.5x slower (the positions, read back at once, wait on the wide s
 checking presumed float grades in the pass that counts them (the fused loop is slower than
 the two: the work is arithmetic, not reads); the finiteness check by blocks of 16 rows, by
 the largest exponent of the bit patterns, or by a reassociated sum of ``x - x`` (each 10-25%
-slower on the whole path).
+slower on the whole path); the 16-value network as a bitonic one in vector registers (LLVM
+shuffles, 6-9% slower: ten dependent stages, and wide loads of values just stored one by
+one); the compaction storing each row's score beside its position (no faster than reading
+the few candidates' scores after); exp2 gains looked up per grade level (no faster than
+computing them); integer grades left unscanned for the kernel to check, as float grades are
+(no faster: the check and the 8 presumed levels, against the data's 5, cost what the host's
+scan did).
 """
 
 from __future__ import annotations
@@ -1318,12 +1324,14 @@ def _top_order(at, cand, values, bits, above, m, count):
         for c in range(np.uint64(m), np.uint64(16)):  # (unsigned: no wraparound test)
             values[c] = -np.inf
         _sort16(values)
-        shared = False
+        # (a loop that exits early stays scalar: as a vector loop, its wide loads of the
+        # network's scalar stores waited for them to reach the cache; int8/float32 2% faster)
         for r in range(min(count, m - 1)):
-            shared |= (bits[r] >> 4) == (bits[r + 1] >> 4)
+            if (bits[r] >> 4) == (bits[r + 1] >> 4):
+                return False
         for r in range(count):
             at[r] = cand[bits[r] & 15]
-        return not shared
+        return True
     width = (m + 15) & ~15
     for c in range(np.uint64(m), np.uint64(width)):
         values[c] = -np.inf

@@ -56,11 +56,6 @@ _REFERENCE = re.compile(
 )
 
 
-def references(template: str) -> list[str]:
-    """The option references of a message template, in order."""
-    return _REFERENCE.findall(template)
-
-
 def spell(template: str, words: Callable[[str], str]) -> str:
     """``template`` with each option reference replaced by ``words(reference)``."""
     return _REFERENCE.sub(lambda match: words(match.group(1)), template)

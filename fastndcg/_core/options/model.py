@@ -105,10 +105,6 @@ class Option:
         return value
 
 
-def check_choice(name: str, valid: tuple[str, ...]) -> Callable[[Any], str]:
-    return lambda value: choose(name, value, valid)
-
-
 def check_int(
     name: str, low: int, what: str, optional: bool = False
 ) -> Callable[[Any], int | None]:

@@ -1369,7 +1369,7 @@ def _top_ideal(sums, vals, lanes, above, cand, values, views, code, s, n, count,
         sums[0] = 0.0
         return True
     bound = _top_bound(lanes, above, views, code, s, n, count)
-    if bound != bound:  # NaN: a grade is NaN or infinite
+    if bound != bound:  # (NaN: a grade is NaN; _top_candidates finds the others)
         return False
     # the rows above the bound reach the next value up (of the column's type)
     if code == 0:

@@ -25,7 +25,6 @@ MAX_IDEAL_SLOTS = 1 << 24
 
 _EMPTY_F = readonly(np.empty(0, dtype=np.float64))
 _EMPTY_I = readonly(np.empty(0, dtype=np.int64))
-_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def _longest(offsets: np.ndarray) -> int:
@@ -112,7 +111,7 @@ def make_plan(
     # best rows re-sorted ("local"), or (float grades under gains that grow with the grade) the
     # best grades bounded and ranked as the scores are
     ideal_from = ideal_grades if ideal_mode == C.IDEAL_GLOBAL else grades
-    grows = gain_mode in (C.GAIN_EXP2, C.GAIN_LINEAR) and ideal_from.dtype in _FLOATS
+    grows = gain_mode in (C.GAIN_EXP2, C.GAIN_LINEAR) and ideal_from.dtype.kind == "f"
     top_path = (
         layout.scores is not None
         and not whole

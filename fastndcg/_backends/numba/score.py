@@ -83,7 +83,7 @@ the few candidates' scores after); exp2 gains looked up per grade level (no fast
 computing them); integer grades left unscanned for the kernel to check, as float grades are
 (no faster: the check and the 8 presumed levels, against the data's 5, cost what the host's
 scan did); prefetching the next query's rows (13-17% slower: the processor's own prefetch
-keeps up, and the path runs only 4-7% faster on lists already in the cache than from
+keeps up, and the path runs only 3-7% faster on lists already in the cache than from
 memory: it is bound by its arithmetic); the compaction without its finiteness check (no
 faster, the bound of moving the check into the vector lane maxima).
 """
@@ -1107,35 +1107,6 @@ def _local_ideal(vals, buf, mean_gain, group_end, cut, average, grades, rules, d
 # the short-cutoff path: the columns read in place, the top ranks counted (see _top_queries)
 
 
-@njit(cache=True, _nrt=False, fastmath={"nnan", "nsz"})
-def _lane_maxima(lanes, column, n, width):
-    """``lanes[j]`` = the largest of ``column[i]`` for ``i % width == j`` (-inf for none).
-
-    Element-wise over the lanes, so it vectorises (``width`` is 16 or 32); without NaN (the
-    caller checks first) a maximum is one vector instruction. Pairs of blocks of rows go
-    through a second copy of the lanes (``lanes`` holds ``2 * width`` entries): a block that
-    stored where it loaded would be turned into a masked store, which the next block's load
-    waits for.
-    """
-    un = np.uint64(n)
-    w = np.uint64(width)
-    spare = lanes[width:]
-    for j in range(w):
-        lanes[j] = -np.inf
-    pairs = un - un % (w + w)
-    for row in range(np.uint64(0), pairs, w + w):
-        for j in range(w):
-            spare[j] = max(lanes[j], np.float64(column[row + j]))
-        for j in range(w):
-            lanes[j] = max(spare[j], np.float64(column[row + w + j]))
-    full = un - un % w
-    for row in range(pairs, full, w):  # at most one block
-        for j in range(w):
-            lanes[j] = max(lanes[j], np.float64(column[row + j]))
-    for j in range(un - full):
-        lanes[j] = max(lanes[j], np.float64(column[full + j]))
-
-
 def _splat(builder, value, width):
     """An LLVM vector of ``width`` copies of ``value``."""
     lane = ir.IntType(32)
@@ -1192,27 +1163,38 @@ def _max16(typingctx, lanes, column, row, skip):
 
 
 @njit(cache=True, _nrt=False)
-def _sixteen_lane_maxima(lanes, column, n, lowest):
-    """:func:`_lane_maxima` of 16 lanes, by blocks of 16 rows taken as vectors (:func:`_max16`).
+def _lane_maxima(lanes, column, n, wide, lowest):
+    """``lanes[j]`` = the largest of ``column[:n]`` in lane ``j`` (``lowest``, -inf, for none).
 
-    ``lanes`` and ``lowest`` (-inf) are of the column's type: float32 scores need no
-    conversion. The rows past the last whole block go in one more block, the last 16 rows of
-    the list, the rows already counted left out (each row still in exactly one lane), where a
-    loop over the remaining rows ran scalar: with the run-time width's remainders and
-    divisions, the pass took a third longer (NDCG@10 5% slower on lists of 60 rows on
-    average). The vector blocks make NDCG@10 5-8% faster than a loop of 16 scalar maxima.
+    16 lanes, or 32 when ``wide``: the list goes by blocks of as many rows, row ``j`` of each
+    block in lane ``j``, and each block is taken as 16-wide vectors (:func:`_max16`). The rows
+    past the last whole block go in one more block, the list's last rows, the rows already
+    counted left out (each row still in exactly one lane), where a loop over the remaining
+    rows ran scalar (NDCG@10 5% slower on lists of 60 rows on average). ``lanes`` and
+    ``lowest`` are of the column's type: float32 scores need no conversion. The vector blocks
+    made NDCG@10 5-8% faster than a loop of 16 scalar maxima.
     """
     un = np.uint64(n)
+    half = np.uint64(16)
+    width = half + half if wide else half
     _fill16(lanes, lowest)
-    if un < 16:
+    if wide:
+        _fill16(lanes[16:], lowest)
+    if un < width:
         for j in range(un):
             lanes[j] = column[j]
         return
-    full = un - (un & np.uint64(15))
-    for row in range(np.uint64(0), full, np.uint64(16)):
+    full = un - (un & (width - np.uint64(1)))
+    for row in range(np.uint64(0), full, width):
         _max16(lanes, column, row, np.uint64(0))
+        if wide:
+            _max16(lanes[16:], column, row + half, np.uint64(0))
     if full != un:
-        _max16(lanes, column, un - np.uint64(16), np.uint64(16) - (un - full))
+        last = un - width
+        counted = width - (un - full)  # lanes whose row of the last block was counted
+        _max16(lanes, column, last, min(counted, half))
+        if wide:
+            _max16(lanes[16:], column, last + half, max(counted, half) - half)
 
 
 @njit(cache=True, _nrt=False)
@@ -1312,21 +1294,16 @@ def _top_bound(lanes, above, views, code, s, n, count):
     ``views``; NaN or infinite ones make the bound meaningless (NaN, maybe), and
     :func:`_top_candidates` finds them.
     """
-    width = 16 if count <= 15 else 32  # (measured: 16 lanes bound too loosely above)
+    wide = count > 15  # (32 lanes: 16 bound too loosely above; measured)
+    width = 32 if wide else 16
     if code == 0:
-        if width == 16:
-            _sixteen_lane_maxima(lanes, views[0][s : s + n], n, -np.inf)
-        else:
-            _lane_maxima(lanes, views[0][s : s + n], n, width)
+        _lane_maxima(lanes, views[0][s : s + n], n, wide, -np.inf)
     else:
-        if width == 16:
-            narrow = lanes[_FEW:].view(np.float32)
-            _sixteen_lane_maxima(narrow, views[1][s : s + n], n, np.float32(-np.inf))
-            for j in range(16):
-                lanes[j] = narrow[j]
-        else:
-            _lane_maxima(lanes, views[1][s : s + n], n, width)
-    if width == 16:
+        narrow = lanes[_FEW:].view(np.float32)
+        _lane_maxima(narrow, views[1][s : s + n], n, wide, np.float32(-np.inf))
+        for j in range(width):
+            lanes[j] = narrow[j]
+    if not wide:
         _sort16(lanes)
         return lanes[count - 1]
     _count_higher(above, lanes, width, width)

@@ -152,7 +152,7 @@ def test_the_lane_bound_keeps_the_best_rows_wherever_they_stand(dtype):
     scores = np.concatenate(lists).astype(dtype)
     offsets = np.concatenate(([0], np.cumsum([v.size for v in lists])))
     grades = np.arange(scores.size) % 5
-    for k in (1, 10, 15):
+    for k in (1, 10, 15, 16, 28):  # 16 lanes, then 32
         assert _served(grades, scores, offsets, k=k, ties="stable") == set(range(len(lists)))
         fast = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, backend="numba").per_query
         plain = fastndcg.ndcg(grades, scores, offsets=offsets, k=k, backend="numpy").per_query

@@ -1541,7 +1541,7 @@ def _top_scratch(longest, k_max, n_levels):
     """The scratch of :func:`_top_queries`, for lists up to ``longest`` rows, as one tuple."""
     values = np.empty(_TOP_CANDIDATES, dtype=np.float64)  # the candidates' scores
     return (
-        np.empty(2 * _FEW, dtype=np.float64),  # lanes: the lanes' maxima (and a copy)
+        np.empty(2 * _FEW, dtype=np.float64),  # lanes: their maxima (float32 ones: the 2nd half)
         np.empty(_TOP_CANDIDATES, dtype=np.int64),  # above: counted ranks
         np.empty(max(longest, 1), dtype=np.int64),  # cand: the candidates' positions
         values,

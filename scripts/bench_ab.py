@@ -1,6 +1,6 @@
 """Two checkouts of fastndcg against each other, alternated in fresh processes.
 
-    python scripts/bench_ab.py --old ../old-checkout [--new .] [--rounds 5]
+    python scripts/bench_ab.py --old ../old-checkout [--new .] [--rounds 5] [--threads 1]
 
 Each round runs every case once for the old and once for the new code (in alternating order),
 each in a new Python process that imports fastndcg from its checkout. A case reports the best
@@ -109,24 +109,24 @@ def run(root: Path, code: str, env: dict[str, str] | None = None) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def cold_compile(root: Path) -> float:
+def cold_compile(root: Path, env: dict[str, str]) -> float:
     """Seconds of ``fastndcg warmup`` on an empty compile cache."""
     with tempfile.TemporaryDirectory() as cache:
         code = "import time, fastndcg; start = time.perf_counter(); fastndcg.warmup(); "
         code += "print(time.perf_counter() - start)"
-        return run(root, code, {"NUMBA_CACHE_DIR": cache})
+        return run(root, code, {**env, "NUMBA_CACHE_DIR": cache})
 
 
-def measure(root: Path, case: str, queries: int) -> float:
+def measure(root: Path, case: str, queries: int, env: dict[str, str]) -> float:
     if case == "cold compile (warmup, empty cache)":
-        return cold_compile(root)
+        return cold_compile(root, env)
     if case == "first call, warm cache (import included)":
-        run(root, FIRST_CALL)  # the cache of this checkout is warm after this
-        return run(root, FIRST_CALL)
+        run(root, FIRST_CALL, env)  # the cache of this checkout is warm after this
+        return run(root, FIRST_CALL, env)
     setup, call = CASES[case]
     scale = 1e6 / 10_000 if case.startswith("Scorer") else 1e3  # us per call, or ms
     code = TIMED.format(setup=setup.format(queries=queries), call=call, scale=scale)
-    return run(root, code)
+    return run(root, code, env)
 
 
 def main() -> None:
@@ -135,6 +135,9 @@ def main() -> None:
     parser.add_argument("--new", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=1_000_000)
+    parser.add_argument(
+        "--threads", type=int, help="the thread count of every call (default: every core)"
+    )
     parser.add_argument("--json", type=Path, help="also write the timings here")
     parser.add_argument(
         "--case",
@@ -151,18 +154,20 @@ def main() -> None:
         cases = [case for case in cases if any(text in case for text in args.case)]
         if not cases:
             parser.error(f"no case contains {' or '.join(map(repr, args.case))}")
+    env = {"NUMBA_NUM_THREADS": str(args.threads)} if args.threads else {}
     times: dict[str, dict[str, list[float]]] = {c: {"old": [], "new": []} for c in cases}
     for round_ in range(args.rounds):
         for case in cases:
             sides = ("old", "new") if round_ % 2 == 0 else ("new", "old")
             for side in sides:
                 root = args.old if side == "old" else args.new
-                times[case][side].append(measure(root.resolve(), case, args.queries))
+                times[case][side].append(measure(root.resolve(), case, args.queries, env))
         print(f"round {round_ + 1} of {args.rounds} done", file=sys.stderr)
     units = {c: ("us" if c.startswith("Scorer") else "ms") for c in CASES}
     print(f"## {args.old} (old) against {args.new} (new)\n")
     print(f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"- Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
+    print(f"- Threads: {args.threads or 'every core'}")
     print(f"- Command: python {' '.join(sys.argv)}")
     print(
         f"- Data: make_synthetic({args.queries:,}); best of 5 per process, {args.rounds} rounds\n"

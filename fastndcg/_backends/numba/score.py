@@ -1130,6 +1130,8 @@ def _fill16(typingctx, lanes, value):
 
     (The vector loads of :func:`_max16` that follow would wait for 16 scalar stores.)
     """
+    if value != lanes.dtype:
+        return None  # (a typing error)
 
     def codegen(context, builder, sig, args):
         zero = context.get_constant(types.intp, 0)
@@ -1148,6 +1150,8 @@ def _max16(typingctx, lanes, column, row, skip):
     scalar code: LLVM unrolls it, and may not move a load of ``column`` above a store to
     ``lanes`` (to it, the two arrays may overlap), so it cannot join the loads into vectors.
     """
+    if lanes.dtype != column.dtype or not isinstance(skip, types.Integer):
+        return None  # (a typing error)
 
     def codegen(context, builder, sig, args):
         zero = context.get_constant(types.intp, 0)

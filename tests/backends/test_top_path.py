@@ -84,6 +84,8 @@ def _served(grades, scores, offsets, **options):
     idcg = dcg.copy()
     pending = np.empty(n_queries, dtype=np.int64)
     longest = int(np.diff(offsets).max())
+    if options.get("ideal_offsets") is not None:  # (the best grades of judgment lists too)
+        longest = max(longest, int(np.diff(options["ideal_offsets"]).max()))
     scratch = score._top_scratch(longest, plan.k_max, plan.level_order.size)
     n_pending = score._top_queries(0, n_queries, args, dcg, idcg, pending, scratch)
     served = np.setdiff1d(np.arange(n_queries), pending[:n_pending])
@@ -186,6 +188,25 @@ def test_the_path_selects_the_ideal_of_grades_without_levels(options):
     for layout in (grades, grades.astype(np.float32)):
         served = _served(layout, scores, offsets, k=[3, 10], **options)
         assert served == set(range(lengths.size))
+
+
+def test_judgment_lists_longer_than_every_run():
+    """Fractional grades, ``ideal="global"``: judgment lists of 20,000 rows beside runs of 3.
+    The path compacts the best grades of the judgment lists into the scratch it sized for the
+    runs' rows (it wrote past it, and the process crashed); their IDCG is the general path's
+    (a cutoff of 40 takes it, and the value at 10 does not depend on the other cutoffs)."""
+    rng = np.random.default_rng(11)
+    offsets = np.arange(41) * 3
+    ideal_offsets = np.arange(41) * 20_000
+    grades = rng.choice([0.0, 0.5, 2.5], offsets[-1])
+    scores = rng.standard_normal(offsets[-1])
+    ideal_grades = rng.random(ideal_offsets[-1]) * 3.0
+    options = dict(gain="exp2", ideal="global", ideal_grades=ideal_grades)
+    options.update(ideal_offsets=ideal_offsets)
+    assert _served(grades, scores, offsets, k=10, **options) == set(range(40))
+    fast = fastndcg.ndcg(grades, scores, offsets=offsets, k=10, backend="numba", **options)
+    plain = fastndcg.ndcg(grades, scores, offsets=offsets, k=[10, 40], backend="numba", **options)
+    np.testing.assert_array_equal(fast.idcg[:, 0], plain.idcg[:, 0])
 
 
 def test_grades_the_bound_cannot_select_go_to_the_general_path():

@@ -1946,7 +1946,9 @@ def score_queries(q0, q1, inputs, dcg_out, idcg_out):
     pending = np.empty(q1 - q0 if top_path else 0, dtype=np.int64)
     n_pending = q1 - q0
     if top_path:
-        scratch = _top_scratch(longest, k_max, Ideal(*inputs[3]).level_order.size)
+        # (the best grades of judgment lists, ideal="global", are compacted too)
+        rows = max(longest, longest_ideal)
+        scratch = _top_scratch(rows, k_max, Ideal(*inputs[3]).level_order.size)
         n_pending = _top_queries(q0, q1, inputs, dcg_out, idcg_out, pending, scratch)
         if n_pending <= 0:  # (0: none left; the general path's scratch is not allocated)
             return -n_pending

@@ -85,7 +85,8 @@ computing them); integer grades left unscanned for the kernel to check, as float
 (no faster: the check and the 8 presumed levels, against the data's 5, cost what the host's
 scan did); prefetching the next query's rows (13-17% slower: the processor's own prefetch
 keeps up, and the path runs only 3-7% faster on lists already in the cache than from
-memory: it is bound by its arithmetic); the compaction without its finiteness check (no
+memory: it is bound by its arithmetic), or the query's own grades as it starts (Intel Ice
+Lake: 1-8% slower); the compaction without its finiteness check (no
 faster, the bound of moving the check into the vector lane maxima); the check of presumed
 float grades by 8-wide vector blocks as the lane maxima are taken (0.97-1.01: no clear gain
 over LLVM's own vector loop).

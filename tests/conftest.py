@@ -24,15 +24,6 @@ if NUMBA_BLOCKED:
 
 import fastndcg  # noqa: E402
 
-# numba-cuda's simulator runs every CUDA thread of a block as a Python thread, and its launcher
-# polls them in a loop that keeps the GIL for the whole switch interval (5 ms) each time: a
-# short interval hands the GIL to the simulated threads at once (tests/backends/test_cuda.py
-# in the simulator: 169 s -> 28 s on a quiet 2-core machine). Only the scheduling changes, not
-# what the kernels compute.
-SIMULATOR_SWITCH_INTERVAL_S = 1e-5
-if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-    sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL_S)
-
 settings.register_profile(
     "fastndcg",
     deadline=None,  # the first example of a run pays the JIT compile

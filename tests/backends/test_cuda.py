@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SIMULATOR_SWITCH_INTERVAL_S
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import queries_from_csr, reference_ndcg
@@ -568,16 +567,10 @@ def test_empty_inputs():
 @needs_cuda
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="simulator run only")
 def test_the_gpu_benchmark_runs_end_to_end_in_the_simulator():
-    # the script as ``python scripts/bench_gpu.py --queries 6 --simulate`` runs it, with the
-    # simulator's switch interval of this run (conftest.py)
+    # as ``python scripts/bench_gpu.py --queries 6 --simulate``
     script = str(ROOT / "scripts" / "bench_gpu.py")
-    code = (
-        f"import runpy, sys; sys.setswitchinterval({SIMULATOR_SWITCH_INTERVAL_S}); "
-        f"sys.argv = [{script!r}, '--queries', '6', '--simulate']; "
-        f"runpy.run_path({script!r}, run_name='__main__')"
-    )
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, script, "--queries", "6", "--simulate"],
         capture_output=True,
         text=True,
         timeout=900,

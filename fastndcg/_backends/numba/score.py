@@ -1280,7 +1280,7 @@ def _compact(cand, column, n, bound):
     """The positions of ``column[:n]`` scoring ``bound`` or more into ``cand``, in input order.
 
     By blocks of 8 rows (:func:`_pack8`; ``cand`` has room for ``n + 8``), the last block
-    overlapping the one before, its rows already counted left out: NDCG@10 8-9% faster than a
+    overlapping the one before, its rows already counted left out: NDCG@10 6-9% faster than a
     branch-free scalar loop (Intel Ice Lake, float64 and int8/float32). Returns how many, or
     -1 when a score is NaN or infinite: the check rides in this pass, where a pass of its own
     read the scores once more (NDCG@10 2-4% faster).

@@ -17,6 +17,7 @@ import itertools
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -564,13 +565,60 @@ def test_empty_inputs():
         assert_same(a, b)
 
 
+simulator_only = pytest.mark.skipif(
+    os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="simulator run only"
+)
+
+
+if CUDA is not None and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    from numba import cuda  # (a module global: the simulator swaps it for its own module)
+
+    @cuda.jit
+    def _neighbours(out):
+        """``out[b, t]``: the entry thread ``t + 1`` of block ``b`` wrote to the block's array."""
+        shared = cuda.shared.array(16, np.int64)
+        t = cuda.threadIdx.x
+        shared[t] = 100 * cuda.blockIdx.x + t
+        cuda.syncthreads()
+        out[cuda.blockIdx.x, t] = shared[(t + 1) % 16]
+
+
 @needs_cuda
-@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="simulator run only")
+@simulator_only
+def test_the_simulated_threads_of_a_block_share_its_arrays(monkeypatch):
+    # tests/cuda_simulator.py: the shared-array lookup under a lock. An allocation that lets
+    # the other threads run before it returns has every thread of an unlocked simulator make
+    # its own array; then a thread reads its neighbour's entry from an array it never wrote.
+    from numba.cuda.simulator import kernelapi
+
+    real_empty = np.empty
+
+    def slow_empty(*args, **kwargs):
+        time.sleep(1e-3)
+        return real_empty(*args, **kwargs)
+
+    out = np.zeros((3, 16), dtype=np.int64)
+    with monkeypatch.context() as patch:
+        patch.setattr(kernelapi.np, "empty", slow_empty)
+        _neighbours[3, 16](out)
+    expected = 100 * np.arange(3)[:, None] + (np.arange(16)[None, :] + 1) % 16
+    np.testing.assert_array_equal(out, expected)
+
+
+@needs_cuda
+@simulator_only
 def test_the_gpu_benchmark_runs_end_to_end_in_the_simulator():
-    # as ``python scripts/bench_gpu.py --queries 6 --simulate``
+    # as ``python scripts/bench_gpu.py --queries 6 --simulate``, in a simulator made safe and
+    # quick as this run's (tests/cuda_simulator.py)
     script = str(ROOT / "scripts" / "bench_gpu.py")
+    code = (
+        f"import runpy, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); "
+        "import cuda_simulator; cuda_simulator.install(); "
+        f"sys.argv = [{script!r}, '--queries', '6', '--simulate']; "
+        f"runpy.run_path({script!r}, run_name='__main__')"
+    )
     done = subprocess.run(
-        [sys.executable, script, "--queries", "6", "--simulate"],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=900,

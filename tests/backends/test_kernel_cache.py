@@ -155,6 +155,7 @@ def _compiled_around_warmup(tmp_path, before: str = "", env=None, cwd=None) -> d
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.cold
 def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     """After ``warmup()`` on an empty cache none of the common calls compiles, and the helper
     process compiled the scoring kernel's short-cutoff path and the measure kernel (through the
@@ -185,6 +186,7 @@ def test_warmup_compiles_every_kernel_of_the_common_calls(tmp_path):
     assert compiled["cache"].startswith(str(tmp_path / "cache"))
 
 
+@pytest.mark.cold
 def test_warmup_compiles_everything_itself_where_no_helper_can_start(tmp_path):
     """A frozen application cannot start a Python helper: warmup compiles every kernel alone.
 

@@ -67,29 +67,29 @@ k=10): counting the ranks of the candidates transposed (16 x 16 vector compariso
 conversions of 512-bit compares made it 4x slower than the network); a network on (score,
 position) pairs (branches: 2x slower than the keys); a bit mask of the candidates walked with
 trailing-zero counts instead of the branch-free compaction (1.5x slower); lanes kept in 16
-scalar variables (unrolled to scalar code, as a loop of a constant width is: no faster than
-the run-time width; vectors written out in LLVM, :func:`_max16`, are); 32 lanes folded to
-16; a separate pass for the finiteness check folded into the lane maxima (slower: the blocks of
-the folded loop could not stay in vector registers); on AMD EPYC, the compaction by AVX-512
+scalar variables (unrolled to scalar code, as a loop of a constant width is: no faster than the
+run-time width; vectors written out in LLVM, :func:`_max16`, are); 32 lanes folded to 16; a
+separate pass for the finiteness check folded into the lane maxima (slower: the blocks of the
+folded loop could not stay in vector registers); on AMD EPYC, the compaction by AVX-512
 compress (8 rows a step, in a register, then one store): 1.55x faster alone on float32 scores,
 but the whole path 1.2-1.5x slower (the positions, read back at once, wait on the wide stores;
 the table-driven blocks of :func:`_pack8`, measured later on Intel Ice Lake, pay there);
-checking presumed float grades in the pass that counts them (the fused loop is slower than
-the two: the work is arithmetic, not reads); the finiteness check by blocks of 16 rows, by
-the largest exponent of the bit patterns, or by a reassociated sum of ``x - x`` (each 10-25%
+checking presumed float grades in the pass that counts them (the fused loop is slower than the
+two: the work is arithmetic, not reads; on Intel Ice Lake 0.94-0.98 of the time, paired, where
+the unchanged int8 path gave 0.98: no clear gain); the finiteness check by blocks of 16 rows,
+by the largest exponent of the bit patterns, or by a reassociated sum of ``x - x`` (each 10-25%
 slower on the whole path); the 16-value network as a bitonic one in vector registers (LLVM
-shuffles, 6-9% slower: ten dependent stages, and wide loads of values just stored one by
-one); the compaction storing each row's score beside its position (no faster than reading
-the few candidates' scores after); exp2 gains looked up per grade level (no faster than
-computing them); integer grades left unscanned for the kernel to check, as float grades are
-(no faster: the check and the 8 presumed levels, against the data's 5, cost what the host's
-scan did); prefetching the next query's rows (13-17% slower: the processor's own prefetch
-keeps up, and the path runs only 3-7% faster on lists already in the cache than from
-memory: it is bound by its arithmetic), or the query's own grades as it starts (Intel Ice
-Lake: 1-8% slower); the compaction without its finiteness check (no
-faster, the bound of moving the check into the vector lane maxima); the check of presumed
-float grades by 8-wide vector blocks as the lane maxima are taken (0.97-1.01: no clear gain
-over LLVM's own vector loop).
+shuffles, 6-9% slower: ten dependent stages, and wide loads of values just stored one by one);
+the compaction storing each row's score beside its position (no faster than reading the few
+candidates' scores after); exp2 gains looked up per grade level (no faster than computing
+them); integer grades left unscanned for the kernel to check, as float grades are (no faster:
+the check and the 8 presumed levels, against the data's 5, cost what the host's scan did);
+prefetching the next query's rows (13-17% slower: the processor's own prefetch keeps up, and
+the path runs only 3-7% faster on lists already in the cache than from memory: it is bound by
+its arithmetic), or the query's own grades as it starts (Intel Ice Lake: 1-8% slower); the
+compaction without its finiteness check (no faster, the bound of moving the check into the
+vector lane maxima); the check of presumed float grades by 8-wide vector blocks as the lane
+maxima are taken (0.97-1.01: no clear gain over LLVM's own vector loop).
 """
 
 from __future__ import annotations

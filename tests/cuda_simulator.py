@@ -10,7 +10,7 @@
   threads that both find it missing each make their own, and the block then works in two
   "shared" arrays: values from a half-sorted list, or a row index never written, in a different
   test each run. At a 10 us switch interval, 19 arrays of blocks split so in one run of
-  ``test_cuda.py`` (8 tests failed); locked, none failed in 3 runs.
+  ``test_cuda.py`` (8 tests failed); locked, none failed in 5 runs.
 - **A switch interval of 10 us** (Python's default is 5 ms). The launcher polls its threads in a
   loop that keeps the GIL for the whole interval each time: a short one hands it to the
   simulated threads at once (``test_cuda.py`` in the simulator: 138 s -> 58-60 s here).

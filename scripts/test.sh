@@ -40,20 +40,37 @@ python -m ruff format --check fastndcg tests bench scripts docs
 # Three pytest runs on two cores: the numba-blocked pass and then the CUDA simulator run in the
 # background (their output kept and shown after) beside the pass with every backend.
 # The numba-blocked pass leaves out the tests marked `numba` (they need it) and those marked
-# `subprocess` (slow checks of the command's process: signals, pipes, warmup; 35 s here), which
-# run in the pass with every backend. The other tests of the command run it without numba too
-# (conftest.COMMAND). The documentation's bash examples after a page's last Python example do
-# not run there (tests/docs/doc_blocks.py): they call the installed command, where numba is not
-# blocked. The simulator runs CUDA threads one after another in Python, in its own process
-# (NUMBA_ENABLE_CUDASIM must be set before numba is imported). The tests marked `cold` (warmup
-# on an empty cache: a whole compile each, 1-2 minutes) run after it there, which evens out the
-# two cores, unless tests are named on the command line (then they run in the main pass).
+# `subprocess` (checks of a child process, where numba is not blocked: the command's signals,
+# pipes and warmup, a reader's memory), which run in the pass with every backend. The other
+# tests of the command run it without numba too (conftest.COMMAND). The tests of
+# backend="numpy" run in that pass only (FASTNDCG_NUMPY_BESIDE leaves them out of the main pass,
+# conftest.py), where numba cannot be imported at all. The documentation's bash examples after a
+# page's last Python example do not run there (tests/docs/doc_blocks.py): they call the
+# installed command, where numba is not blocked. The simulator runs CUDA threads one after
+# another in Python, in its own process (NUMBA_ENABLE_CUDASIM must be set before numba is
+# imported). The tests marked `cold` (warmup on an empty cache: a whole compile each, 1-2
+# minutes) run after it there, which evens out the two cores, unless tests are named on the
+# command line (then they run in the main pass).
 main_marks=""
 cold_beside=0
 if [ "$#" -eq 0 ]; then
     main_marks="not cold"
     cold_beside=1
 fi
+# the simulator runs kernels as Python and never type-checks them: compile every kernel for a
+# real GPU (sm_90) too, which needs NVVM and NVRTC (pip packages, no GPU), beside the pytest
+# passes (it is 30 s of one core, while they wait on child processes). Where the compiler cannot
+# be installed the step says so and is skipped; a kernel that does not compile fails the suite.
+compile_pid=""
+if python -c "import numba_cuda" 2>/dev/null; then
+    compile_log="$(mktemp)"
+    (
+        echo "[test] CUDA kernels compiled for sm_90 (scripts/compile_cuda.py)"
+        python scripts/compile_cuda.py --install
+    ) >"$compile_log" 2>&1 &
+    compile_pid=$!
+fi
+
 background_log="$(mktemp)"
 (
     echo "[test] pytest, numba blocked (NumPy backend and import guard)"
@@ -79,27 +96,24 @@ background_log="$(mktemp)"
 ) >"$background_log" 2>&1 &
 background=$!
 
-echo "[test] pytest, all backends (the numba-blocked, simulator and cold-compile passes run beside it)"
+echo "[test] pytest, all backends (beside it: the numba-blocked, simulator and cold passes, the CUDA compile)"
 main_rc=0
-run_pytest -m "$main_marks" "$@" || main_rc=$?
+FASTNDCG_NUMPY_BESIDE=1 run_pytest -m "$main_marks" "$@" || main_rc=$?
 
 background_rc=0
 wait "$background" || background_rc=$?
 cat "$background_log"
 rm -f "$background_log"
-[ "$main_rc" -eq 0 ] || exit "$main_rc"
-[ "$background_rc" -eq 0 ] || exit "$background_rc"
-
-# the simulator runs kernels as Python and never type-checks them: compile every kernel for a
-# real GPU (sm_90) too, which needs NVVM and NVRTC (pip packages, no GPU). Where they cannot be
-# installed the step says so and is skipped; a kernel that does not compile fails the suite.
-if python -c "import numba_cuda" 2>/dev/null; then
-    echo "[test] CUDA kernels compiled for sm_90 (scripts/compile_cuda.py)"
-    rc=0
-    python scripts/compile_cuda.py --install || rc=$?
-    if [ "$rc" -eq 2 ]; then
+compile_rc=0
+if [ -n "$compile_pid" ]; then
+    wait "$compile_pid" || compile_rc=$?
+    cat "$compile_log"
+    rm -f "$compile_log"
+    if [ "$compile_rc" -eq 2 ]; then
         echo "[test] the CUDA compiler cannot be installed here: kernels not compiled" >&2
-    elif [ "$rc" -ne 0 ]; then
-        exit "$rc"
+        compile_rc=0
     fi
 fi
+[ "$main_rc" -eq 0 ] || exit "$main_rc"
+[ "$background_rc" -eq 0 ] || exit "$background_rc"
+exit "$compile_rc"

@@ -3,7 +3,8 @@
 ``FASTNDCG_BLOCK_NUMBA=1`` makes ``import numba`` fail before fastndcg is imported, so a whole
 test run sees a machine without numba: the import guard and the NumPy fallback are exercised for
 real (``scripts/test.sh`` runs the suite a second time that way, less the tests marked
-``numba`` or ``subprocess``). Tests run the command as ``COMMAND``, which blocks numba in the
+``numba`` or ``subprocess``, and sets ``FASTNDCG_NUMPY_BESIDE=1`` for the first run, which then
+leaves the tests of ``backend="numpy"`` to the second). Tests run the command as ``COMMAND``, which blocks numba in the
 child process too.
 """
 
@@ -59,7 +60,28 @@ if NUMBA_BLOCKED:
     ]
 
 
+# scripts/test.sh runs the NumPy backend's tests in its numba-blocked pass beside this one: this
+# pass then leaves them to it (those marked `numba` or `subprocess` stay here: that pass skips them)
+NUMPY_BESIDE = os.environ.get("FASTNDCG_NUMPY_BESIDE") == "1" and not NUMBA_BLOCKED
+
+
+def _numpy_done_beside(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return (
+        callspec is not None
+        and callspec.params.get("backend") == "numpy"
+        and "numba" not in item.keywords
+        and "subprocess" not in item.keywords
+    )
+
+
 def pytest_collection_modifyitems(config, items):
+    if NUMPY_BESIDE:
+        keep, beside = [], []
+        for item in items:
+            (beside if _numpy_done_beside(item) else keep).append(item)
+        config.hook.pytest_deselected(items=beside)
+        items[:] = keep
     if "numba" in BACKENDS:
         return
     skip = pytest.mark.skip(reason="numba is not available in this run")

@@ -1,13 +1,17 @@
-"""The fastndcg command, end to end in a subprocess."""
+"""The fastndcg command: end to end in a child process (``cli``), or its ``main`` in this process
+(``run_main``) where a test checks only what it prints and its exit status (a child costs a
+second or more of imports each)."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 import stat
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -16,6 +20,7 @@ import pytest
 from conftest import COMMAND, TEST_DATA
 
 import fastndcg
+from fastndcg.cli import main
 
 PREDICTIONS = TEST_DATA / "derived" / "lgb_mq2008" / "predictions.parquet"
 TREC = TEST_DATA / "real" / "trec_eval_test"
@@ -26,6 +31,19 @@ def cli(*args, check=True):
     if check:
         assert run.returncode == 0, run.stderr
     return run
+
+
+def run_main(*args, check=True):
+    """``cli`` in this process: ``main``'s exit status and what it printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            status = main(list(map(str, args)))
+        except SystemExit as exit_:  # argparse's errors and --help
+            status = exit_.code
+    if check:
+        assert status == 0, err.getvalue()
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
 def test_score_parquet_table_output():
@@ -42,7 +60,7 @@ def test_score_parquet_table_output():
 
 def test_score_json_and_csv_formats():
     data = json.loads(
-        cli(
+        run_main(
             "score",
             PREDICTIONS,
             "--grade",
@@ -70,7 +88,7 @@ def test_score_json_and_csv_formats():
     assert data["ndcg@10"] == pytest.approx(
         float(fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=10, gain="linear")), rel=1e-12
     )
-    csv_lines = cli(
+    csv_lines = run_main(
         "score", PREDICTIONS, "--grade", "label", "--format", "csv", "--zero-idcg", "zero"
     ).stdout.splitlines()
     header, row = (line.split(",") for line in csv_lines)
@@ -87,7 +105,6 @@ def test_score_json_and_csv_formats():
     }
 
 
-@pytest.mark.subprocess
 def test_score_several_trec_runs_and_per_query_file(tmp_path):
     per_query = tmp_path / "per_query.parquet"
     args = [
@@ -101,7 +118,7 @@ def test_score_several_trec_runs_and_per_query_file(tmp_path):
         "--missing",
         "zero",
     ]
-    out = cli(
+    out = run_main(
         *args,
         "-k",
         "10",
@@ -125,7 +142,7 @@ def test_score_several_trec_runs_and_per_query_file(tmp_path):
     assert table.column_names[:3] == ["source", "query_id", "ndcg@10"]
     assert table.num_rows == 6
     csv_path = tmp_path / "per_query.csv"
-    cli(*args, "--per-query", csv_path)
+    run_main(*args, "--per-query", csv_path)
     assert pacsv.read_csv(csv_path).num_rows == 6
 
 
@@ -157,7 +174,6 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
     assert rows[0]["ndcg@10"] == rows[2]["ndcg@10"]
 
 
-@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -301,48 +317,46 @@ def test_the_judgments_are_read_once_for_several_runs(monkeypatch, capsys, tmp_p
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
-    run = cli(*args, check=False)
+    run = run_main(*args, check=False)
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fastndcg: error: ") and message in lines[0]
 
 
-@pytest.mark.subprocess
 def test_argument_errors_exit_2():
     for k in ("ten", "0", "3,-1"):
-        run = cli("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
+        run = run_main("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
         assert run.returncode == 2, run.stderr
         assert f"-k takes comma-separated positive ints (or 'all'); got {k!r}" in run.stderr
     for k in ("", "1,", ",1", "1,,3"):  # once, each read as a whole-list cutoff
-        run = cli("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
+        run = run_main("score", PREDICTIONS, "--grade", "label", "-k", k, check=False)
         assert run.returncode == 2 and f"-k has an empty cutoff in {k!r}" in run.stderr
         assert "'all' for the whole list" in run.stderr
-    run = cli("score", PREDICTIONS, "--ties", "first", check=False)
+    run = run_main("score", PREDICTIONS, "--ties", "first", check=False)
     assert run.returncode == 2 and "invalid choice" in run.stderr
-    run = cli("score", PREDICTIONS, "--digits", "-1", check=False)
+    run = run_main("score", PREDICTIONS, "--digits", "-1", check=False)
     assert run.returncode == 2 and "--digits takes an int >= 0; got '-1'" in run.stderr
     for args in (("score", "--ties", "first"), ("scores",), ("score", "--nope")):
-        run = cli(*args, check=False)  # argparse's errors: one line too, without the usage
+        run = run_main(*args, check=False)  # argparse's errors: one line too, without the usage
         assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
         assert run.stderr.startswith("fastndcg: error: ") and "--help)" in run.stderr
 
 
-@pytest.mark.subprocess
 def test_library_advice_names_the_flags(tmp_path):
     """Errors raised by the library name the command's flags, not Python keywords."""
     (tmp_path / "x.csv").write_text("q,g\n1,1\n")
-    run = cli("score", tmp_path / "x.csv", "--qid", "q", "--score", "", check=False)
+    run = run_main("score", tmp_path / "x.csv", "--qid", "q", "--score", "", check=False)
     assert run.returncode == 2 and run.stderr.rstrip().endswith("Pass --grade <column name>")
     (tmp_path / "run").write_text("2 Q0 d1 1 1.0 t\n")
     trec = ["--qrels", TREC / "qrels.test", "--run", tmp_path / "run"]
-    run = cli("score", *trec, check=False)
+    run = run_main("score", *trec, check=False)
     assert run.returncode == 2
     assert "; pass --missing zero to score them 0 (trec_eval -c) or --missing skip" in run.stderr
-    run = cli("score", *trec, "-k", str(2**64), check=False)
+    run = run_main("score", *trec, "-k", str(2**64), check=False)
     assert run.returncode == 2 and "fit in 64 bits; pass -k all to score whole lists" in run.stderr
-    run = cli("score", *trec, "--max-docs", "0", check=False)
+    run = run_main("score", *trec, "--max-docs", "0", check=False)
     assert run.returncode == 2 and "--max-docs 0 keeps no document of a ranking" in run.stderr
-    run = cli("score", *trec, "--max-docs", "5", "--ties", "average", check=False)
+    run = run_main("score", *trec, "--max-docs", "5", "--ties", "average", check=False)
     assert run.returncode == 2
     assert "--max-docs 5 cuts each ranking after 5 documents" in run.stderr
     assert "--ties docid_desc or --ties stable, not --ties average" in run.stderr
@@ -350,12 +364,11 @@ def test_library_advice_names_the_flags(tmp_path):
         pa.table({"qid": [1, 2, 1], "grade": [1, 0, 2], "score": [0.1, 0.2, 0.3]}),
         tmp_path / "scattered.parquet",
     )
-    run = cli("score", tmp_path / "scattered.parquet", check=False)
+    run = run_main("score", tmp_path / "scattered.parquet", check=False)
     assert run.returncode == 2
     assert run.stderr.rstrip().endswith("or group it in memory (--group memory)")
 
 
-@pytest.mark.subprocess
 def test_an_error_in_the_qrels_names_its_file_and_line(tmp_path):
     """Not the run being scored, and the qrels file's line, not a row of a parsed table."""
     (tmp_path / "ok.run").write_text("q1 Q0 d2 1 0.9 s\nq1 Q0 d1 2 0.8 s\n")
@@ -369,7 +382,7 @@ def test_an_error_in_the_qrels_names_its_file_and_line(tmp_path):
         ),
     ):
         path = tmp_path / qrels
-        run = cli("score", "--qrels", path, "--run", tmp_path / "ok.run", check=False)
+        run = run_main("score", "--qrels", path, "--run", tmp_path / "ok.run", check=False)
         assert run.returncode == 2
         assert run.stderr.startswith("fastndcg: error: " + said.format(path))
 
@@ -492,7 +505,7 @@ def test_hive_partitioned_query_ids_get_advice_the_command_can_follow(tmp_path):
     table = pa.table({"qid": [1, 1, 2, 2], "grade": [1, 0, 0, 1], "score": [0.9, 0.1, 0.8, 0.2]})
     pq.write_to_dataset(table, tmp_path / "hive", partition_cols=["qid"])
     for group in ("stream", "memory"):
-        run = cli("score", tmp_path / "hive", "--group", group, check=False)
+        run = run_main("score", tmp_path / "hive", "--group", group, check=False)
         assert run.returncode == 2
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("fastndcg: error: column 'qid' not found")
@@ -523,7 +536,7 @@ def test_json_output_is_json_when_no_query_counts(tmp_path):
     for path, table in ((skipped, pq.read_table(skipped)),):
         expected = fastndcg.ndcg_table(table, k=[1, None])
         assert all(math.isnan(mean) for mean in expected.mean)  # no query counts
-        out = _strict_json(cli("score", path, "-k", "1,all", "--format", "json").stdout)
+        out = _strict_json(run_main("score", path, "-k", "1,all", "--format", "json").stdout)
         (row,) = out["results"]
         assert row == {
             "source": str(path),
@@ -533,11 +546,11 @@ def test_json_output_is_json_when_no_query_counts(tmp_path):
             "skipped": int(expected.n_skipped.max()) if expected.n_skipped.size else 0,
         }
     # an input without rows is an error, not a mean over nothing
-    run = cli("score", empty, "-k", "1,all", "--format", "json", check=False)
+    run = run_main("score", empty, "-k", "1,all", "--format", "json", check=False)
     assert run.returncode == 2 and run.stdout == ""
     assert f"{empty}: no query to score (no rows)" in run.stderr
     rows = _strict_json(
-        cli(
+        run_main(
             "score",
             skipped,
             "--compare-presets",
@@ -554,18 +567,18 @@ def test_json_output_is_json_when_no_query_counts(tmp_path):
 
 def test_max_grade_help_says_when_it_is_required(tmp_path):
     """The default (the largest grade in the data) holds in memory; streaming needs the flag."""
-    text = " ".join(cli("score", "--help").stdout.split())
+    text = " ".join(run_main("score", "--help").stdout.split())
     assert (
         "grade of every slot for --ideal max (default: the largest grade in the data; required "
         "for Parquet streamed with --group stream, the default, or with --engine) --ties"
     ) in text
     path = tmp_path / "p.parquet"
     pq.write_table(pa.table({"qid": [1, 1, 2], "grade": [2, 0, 1], "score": [0.1, 0.2, 0.3]}), path)
-    run = cli("score", path, "--ideal", "max", check=False)
+    run = run_main("score", path, "--ideal", "max", check=False)
     assert run.returncode == 2 and "--ideal max needs --max-grade when streaming" in run.stderr
     expected = fastndcg.ndcg_parquet(path, ideal="max", group="memory")
     out = _strict_json(
-        cli("score", path, "--ideal", "max", "--group", "memory", "--format", "json").stdout
+        run_main("score", path, "--ideal", "max", "--group", "memory", "--format", "json").stdout
     )
     assert out["results"][0]["ndcg"] == pytest.approx(float(expected), rel=1e-12)
 
@@ -616,7 +629,7 @@ def test_prediction_files_may_follow_options(tmp_path):
     import shutil
 
     second = shutil.copy(PREDICTIONS, tmp_path / "second.parquet")
-    out = cli(
+    out = run_main(
         "score", PREDICTIONS, "--grade", "label", second, "-k", "3", "--format", "csv"
     ).stdout.splitlines()
     expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=3)
@@ -635,13 +648,12 @@ def test_compressed_csv_is_read_as_csv(tmp_path):
     pacsv.write_csv(table, plain)
     packed = tmp_path / "predictions.csv.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    out = cli("score", packed, "--grade", "label", "-k", "5", "--format", "json").stdout
+    out = run_main("score", packed, "--grade", "label", "-k", "5", "--format", "json").stdout
     (row,) = json.loads(out)["results"]
     expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label", k=5)
     assert row["queries"] == 156 and row["ndcg@5"] == pytest.approx(float(expected), rel=1e-12)
 
 
-@pytest.mark.subprocess
 def test_a_file_read_the_wrong_way_says_how_names_pick_readers(tmp_path):
     table = pq.read_table(PREDICTIONS)
     comma = tmp_path / "predictions.txt"  # .txt is read as tab-separated
@@ -656,7 +668,7 @@ def test_a_file_read_the_wrong_way_says_how_names_pick_readers(tmp_path):
         (tabs, f"{tabs} was read as comma-separated, but its header"),
         (other, f"{other} is not a Parquet file; files are read by name"),
     ):
-        run = cli("score", path, "--grade", "label", check=False)
+        run = run_main("score", path, "--grade", "label", check=False)
         assert run.returncode == 2
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and said in lines[0] and naming in lines[0], lines
@@ -687,11 +699,10 @@ def test_console_script_is_installed():
     )
 
 
-@pytest.mark.subprocess
 def test_an_error_in_one_of_several_runs_names_it(tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_text("301 Q0 FR940202-2-00045 1 inf sys\n")
-    run = cli(
+    run = run_main(
         "score",
         "--qrels",
         TREC / "qrels.test",
@@ -729,12 +740,12 @@ def test_per_query_file_with_query_ids_that_are_not_text(tmp_path):
         pa.table({"qid": qid, "grade": [1, 0, 2], "score": [0.1, 0.5, 0.3]}), predictions
     )
     per_query = tmp_path / "per_query.parquet"
-    cli("score", predictions, "--per-query", per_query)
+    run_main("score", predictions, "--per-query", per_query)
     table = pq.read_table(per_query)
     assert table.column("query_id").to_pylist() == [b"\xff\x01", b"ab"]
     expected = fastndcg.ndcg_parquet(predictions)
     assert table.column("ndcg").to_pylist() == expected.per_query.ravel().tolist()
-    run = cli("score", predictions, "--per-query", tmp_path / "per_query.csv", check=False)
+    run = run_main("score", predictions, "--per-query", tmp_path / "per_query.csv", check=False)
     assert run.returncode == 2
     assert "not UTF-8 text, which a CSV file cannot hold; write --per-query to a .parquet" in (
         run.stderr
@@ -852,7 +863,7 @@ def test_a_per_query_path_that_cannot_be_written_is_refused_before_the_work(
 def test_an_existing_per_query_file_is_replaced_whole(tmp_path):
     target = tmp_path / "per_query.csv"
     target.write_text("old contents\n")
-    cli("score", PREDICTIONS, "--grade", "label", "--per-query", target)
+    run_main("score", PREDICTIONS, "--grade", "label", "--per-query", target)
     expected = fastndcg.ndcg_parquet(PREDICTIONS, grade="label").n_queries
     assert pacsv.read_csv(target).num_rows == expected
     assert sorted(p.name for p in tmp_path.iterdir()) == ["per_query.csv"]
@@ -873,13 +884,12 @@ def test_a_warning_is_one_line(monkeypatch, capsys):
     assert err == ["fastndcg: warning: something to know", "fastndcg: interrupted"]
 
 
-@pytest.mark.subprocess
 def test_a_qrels_grade_too_large_is_blamed_on_the_qrels(tmp_path):
     """Before: 'good.run: gains reach inf ...', naming the run for a grade of the qrels."""
     qrels, run = tmp_path / "grade_huge.qrels", tmp_path / "good.run"
     qrels.write_text("q1 0 d1 1\nq2 0 d9 0\nq1 0 d2 1000000\n")
     run.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n")
-    done = cli(
+    done = run_main(
         "score", "--qrels", qrels, "--run", run, "--gain", "exp2", "--missing", "skip", check=False
     )
     assert done.returncode == 2
@@ -902,11 +912,10 @@ def test_presets_lists_every_preset_with_its_settings():
     assert "lightgbm: LightGBM ndcg@k" in text and "zero_idcg 'one'" in text
 
 
-@pytest.mark.subprocess
 @pytest.mark.parametrize("how", [["-q"], ["--per-query", "-"]])
 def test_per_query_lines_are_trec_eval_s(how):
     """The per-query lines of trec_eval -q, bit for bit on its own test files (4 decimals)."""
-    out = cli(
+    out = run_main(
         "score", TREC / "qrels.test", TREC / "results.test", "--preset", "trec_eval",
         "-k", "all,5,10,15,20,30,100,200,500,1000", *how,
     ).stdout  # fmt: skip
@@ -924,7 +933,7 @@ def test_per_query_lines_use_trec_eval_s_names_only_for_its_numbers(preset):
     for a different number."""
     chosen = [] if preset is None else ["--preset", preset]
     args = ["score", TREC / "qrels.test", TREC / "results.test", "-k", "10,all", *chosen]
-    lines = [line.split("\t") for line in cli(*args, "-q").stdout.splitlines()]
+    lines = [line.split("\t") for line in run_main(*args, "-q").stdout.splitlines()]
     trec_eval = preset is not None and preset.startswith("trec_eval")
     names = ["ndcg_cut_10", "ndcg"] if trec_eval else ["ndcg@10", "ndcg"]
     assert {name.strip() for name, _, _ in lines} == set(names)
@@ -940,16 +949,15 @@ def test_per_query_lines_use_trec_eval_s_names_only_for_its_numbers(preset):
         }
 
 
-@pytest.mark.subprocess
 def test_trec_eval_s_argument_order_is_read_and_the_other_order_named(tmp_path):
     qrels, run = TREC / "qrels.test", TREC / "results.test"
-    named = cli("score", "--qrels", qrels, "--run", run, "-k", "10", "--format", "json")
-    positional = cli("score", qrels, run, "-k", "10", "--format", "json")
+    named = run_main("score", "--qrels", qrels, "--run", run, "-k", "10", "--format", "json")
+    positional = run_main("score", qrels, run, "-k", "10", "--format", "json")
     assert json.loads(positional.stdout) == json.loads(named.stdout)
-    swapped = cli("score", run, qrels, check=False)
+    swapped = run_main("score", run, qrels, check=False)
     assert swapped.returncode == 2
     assert "looks like a TREC run" in swapped.stderr and "--qrels QRELS --run RUN" in swapped.stderr
-    alone = cli("score", qrels, check=False)  # a qrels file alone
+    alone = run_main("score", qrels, check=False)  # a qrels file alone
     assert alone.returncode == 2
     assert f"{qrels} looks like a TREC qrels file, with no run: give TREC files in" in alone.stderr
 
@@ -990,22 +998,20 @@ def test_trec_files_are_told_by_their_content_whatever_their_names(tmp_path, mon
     assert command.main(["score", "qrels.txt", "run.txt"]) == 0
 
 
-@pytest.mark.subprocess
 def test_trec_runs_without_a_preset_say_how_trec_eval_differs():
     args = ["score", "--qrels", TREC / "qrels.test", "--run", TREC / "results.test", "-k", "10"]
-    note = cli(*args).stderr.strip()
+    note = run_main(*args).stderr.strip()
     assert note.startswith("fastndcg: note: ") and "--preset trec_eval" in note
     assert len(note.splitlines()) == 1
-    assert cli(*args, "--preset", "trec_eval").stderr == ""
+    assert run_main(*args, "--preset", "trec_eval").stderr == ""
 
 
-@pytest.mark.subprocess
 def test_json_has_one_shape_whatever_the_number_of_inputs():
     runs = [TREC / "results.test", TREC / "results.trunc"]
     for n in (1, 2):
         argv = ["score", "--qrels", TREC / "qrels.test", "-k", "10", "--format", "json"]
         argv += [arg for run in runs[:n] for arg in ("--run", run)] + ["--missing", "zero"]
-        out = json.loads(cli(*argv).stdout)
+        out = json.loads(run_main(*argv).stdout)
         assert set(out) == {"definition", "results"} and len(out["results"]) == n
 
 
@@ -1074,7 +1080,7 @@ def test_one_rule_for_judged_queries_absent_from_a_run(capsys):
         score = ["score", *trec, "--missing", rule, "--preset", "trec_eval", "-k", "all"]
         assert command.main(score) == 0
         assert f"missing {rule}; k all" in capsys.readouterr().out.splitlines()[0]
-    help_text = " ".join(cli("score", "--help").stdout.split())
+    help_text = " ".join(run_main("score", "--help").stdout.split())
     assert "TREC: judged queries absent from a run: an error, whatever the preset; zero" in (
         help_text
     )

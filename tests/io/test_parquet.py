@@ -225,6 +225,7 @@ def _write(path: Path, rows: int) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess  # numba is not blocked in the child: the blocked pass would repeat it
 def test_streaming_memory_is_bounded_by_the_batch_not_the_file(tmp_path):
     """Peak RSS growth of a streamed read stays flat when the file grows fourfold, while reading
     the same file whole grows with it.

@@ -857,6 +857,7 @@ HUGE_LINE_CHILD = textwrap.dedent(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.subprocess  # numba is not blocked in the child: the blocked pass would repeat it
 def test_huge_lines_are_read_in_bounded_memory(tmp_path):
     """A 100 MB line without spaces and a 300 MB line of repeated fields are read in a few
     blocks of memory: the first is refused (its query id is over the 16 MiB limit), the second

@@ -416,14 +416,20 @@ def wilcoxon(
 ) -> tuple[float, float]:
     """Statistic and p-value of the Wilcoxon signed-rank test: ``scipy.stats.wilcoxon(d, ...)``.
 
-    With scipy's ``method="auto"`` (the exact null distribution for small samples without
-    ties or zeros, else the normal approximation with its tie correction), ``zero_method``
-    and ``correction=continuity``. NaN when no difference is left to rank.
+    With scipy's ``method="auto"``, ``zero_method`` and ``correction=continuity``: the exact
+    null distribution for up to 50 differences without ties or zeros; with ties or zeros, the
+    exact sign-flip test over all :math:`2^n` sign vectors for up to
+    :data:`WILCOXON_FLIPS_UP_TO` differences (:func:`_signed_rank_flips`), else the normal
+    approximation with its tie correction. NaN when no difference is left to rank.
     """
     from scipy import stats
 
     if not np.any(d):  # no difference, or none but zeros: nothing to rank
         return math.nan, math.nan
+    n = d.size
+    if n <= WILCOXON_FLIPS_UP_TO and np.all(np.isfinite(d)):
+        if np.any(d == 0) or np.unique(np.abs(d)).size < n:  # scipy's own choice of method
+            return _signed_rank_flips(d, alternative, zero_method)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", UserWarning)
@@ -431,3 +437,48 @@ def wilcoxon(
             d, zero_method=zero_method, correction=continuity, alternative=alternative
         )
     return float(result.statistic), float(result.pvalue)
+
+
+# scipy.stats.wilcoxon enumerates the 2**n sign vectors of differences with ties or zeros up to
+# this many differences (method="auto")
+WILCOXON_FLIPS_UP_TO = 13
+
+
+def _signed_rank_flips(d: np.ndarray, alternative: str, zero_method: str) -> tuple[float, float]:
+    r"""The exact sign-flip Wilcoxon test of scipy, on differences with ties or zeros, at once.
+
+    The ranks :math:`r_j` of :math:`|d_j|` (tied ones averaged; zeros dropped under
+    ``"wilcox"``, ranked under ``"pratt"`` and ``"zsplit"``) do not change when signs flip, so
+    the null distribution of :math:`R^+ = \sum_{d_j > 0} r_j` (plus half the zeros' ranks
+    under ``"zsplit"``) is :math:`\sum_j b_j r_j` over every :math:`b \in \{0, 1\}^m` of the
+    :math:`m` non-zero differences: one product of matrices where scipy evaluates its
+    statistic once per sign vector in Python (seconds a test). The p-value is scipy's: the
+    share of sign vectors at least as extreme on each side (with :data:`TIE_TOLERANCE`), the
+    smaller doubled and capped at 1 when two-sided; ranks are multiples of 1/2 and their sums
+    exact, so the bits are scipy's. The statistic is :math:`\min(R^+, R^-)` two-sided, else
+    :math:`R^+`.
+    """
+    from scipy import stats
+
+    nonzero = d != 0
+    if zero_method == "wilcox":
+        ranks = stats.rankdata(np.abs(d[nonzero]))
+        zeros_half = 0.0
+    else:
+        every = stats.rankdata(np.abs(d))
+        ranks = every[nonzero]
+        zeros_half = float(every[~nonzero].sum()) / 2 if zero_method == "zsplit" else 0.0
+    positive = d[nonzero] > 0
+    r_plus = float(ranks[positive].sum()) + zeros_half
+    r_minus = float(ranks[~positive].sum()) + zeros_half
+    m = ranks.size
+    signs = (np.arange(1 << m)[:, None] >> np.arange(m)) & 1
+    null = signs @ ranks + zeros_half
+    tolerance = TIE_TOLERANCE * abs(r_plus)
+    less = np.count_nonzero(null <= r_plus + tolerance) / (1 << m)
+    greater = np.count_nonzero(null >= r_plus - tolerance) / (1 << m)
+    if alternative == "less":
+        return r_plus, min(less, 1.0)
+    if alternative == "greater":
+        return r_plus, min(greater, 1.0)
+    return min(r_plus, r_minus), min(2.0 * min(less, greater), 1.0)

@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 from compare_data import result, three_runs
 from conftest import BACKENDS, COMMAND
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import fastndcg
@@ -91,6 +93,34 @@ def test_wilcoxon_options_equal_scipy(alternative, zero_method, continuity):
         zeros = int(np.count_nonzero(d == 0))
         assert row["ties"] == zeros and row["n_queries"] == n
         assert row["n_tested"] == (n - zeros if zero_method == "wilcox" else n)
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+@settings(max_examples=20)
+@given(
+    d=st.lists(st.sampled_from([-0.3, -0.1, 0.0, 0.1, 0.2, 0.3, 0.5]), min_size=1, max_size=9),
+    alternative=st.sampled_from(ALTERNATIVES),
+)
+def test_wilcoxon_sign_flips_of_ties_and_zeros_equal_scipy(zero_method, d, alternative):
+    """Ties or zeros in at most 13 differences: scipy enumerates the sign vectors in Python,
+    fastndcg by one product of matrices, with the same bits."""
+    d = np.array(d)
+    got = _tests.wilcoxon(d, alternative, zero_method, continuity=False)
+    if not np.any(d):
+        assert all(math.isnan(x) for x in got)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = stats.wilcoxon(d, zero_method=zero_method, alternative=alternative)
+    assert got == (expected.statistic, expected.pvalue)
+
+
+@pytest.mark.parametrize("n", [13, 14])  # the last sample scipy enumerates, the first it does not
+def test_wilcoxon_enumerates_as_far_as_scipy(n):
+    d = np.round(np.random.default_rng(n).normal(0.05, 0.2, n), 1)
+    assert np.any(d == 0) or np.unique(np.abs(d)).size < n  # ties or zeros
+    expected = stats.wilcoxon(d, alternative="greater")
+    assert _tests.wilcoxon(d, "greater") == (expected.statistic, expected.pvalue)
 
 
 @pytest.mark.parametrize("method", ["percentile", "basic", "BCa"])

@@ -37,8 +37,11 @@ echo "[test] ruff"
 python -m ruff check fastndcg tests bench scripts docs
 python -m ruff format --check fastndcg tests bench scripts docs
 
-# Three pytest runs on two cores: the numba-blocked pass and then the CUDA simulator run in the
-# background (their output kept and shown after) beside the pass with every backend.
+# The pass with every backend runs here; beside it, in the background (their output kept and
+# shown after it), run the numba-blocked pass then the CUDA simulator, the tests marked `cold`,
+# and the CUDA compile. They wait on child processes (the command, Dask's workers, compiler
+# helpers) often enough that three jobs keep two cores busier than two. (The Spark tests stay in
+# the main pass: beside it, their JVM slowed every job.)
 # The numba-blocked pass leaves out the tests marked `numba` (they need it) and those marked
 # `subprocess` (checks of a child process, where numba is not blocked: the command's signals,
 # pipes and warmup, a reader's memory), which run in the pass with every backend. The other
@@ -49,32 +52,11 @@ python -m ruff format --check fastndcg tests bench scripts docs
 # installed command, where numba is not blocked. The simulator runs CUDA threads one after
 # another in Python, in its own process (NUMBA_ENABLE_CUDASIM must be set before numba is
 # imported). The tests marked `cold` (warmup on an empty cache: a whole compile each, 1-2
-# minutes) run after it there, which evens out the two cores, unless tests are named on the
-# command line (then they run in the main pass).
-main_marks=""
-cold_beside=0
-if [ "$#" -eq 0 ]; then
-    main_marks="not cold"
-    cold_beside=1
-fi
-# the simulator runs kernels as Python and never type-checks them: compile every kernel for a
-# real GPU (sm_90) too, which needs NVVM and NVRTC (pip packages, no GPU), beside the pytest
-# passes (it is 30 s of one core, while they wait on child processes). Where the compiler cannot
-# be installed the step says so and is skipped; a kernel that does not compile fails the suite.
-compile_pid=""
-if python -c "import numba_cuda" 2>/dev/null; then
-    compile_log="$(mktemp)"
-    (
-        echo "[test] CUDA kernels compiled for sm_90 (scripts/compile_cuda.py)"
-        python scripts/compile_cuda.py --install
-    ) >"$compile_log" 2>&1 &
-    compile_pid=$!
-fi
-
-background_log="$(mktemp)"
-(
+# minutes) run beside the main pass unless tests are named on the command line (then they run
+# in it).
+blocked_then_simulator() {
     echo "[test] pytest, numba blocked (NumPy backend and import guard)"
-    blocked_rc=0
+    local blocked_rc=0 simulator_rc=0
     if [ "$#" -eq 0 ]; then
         FASTNDCG_BLOCK_NUMBA=1 run_pytest -m "not numba and not subprocess" || blocked_rc=$?
     else  # tests named: they may all need numba, and then none is left to run here
@@ -83,37 +65,61 @@ background_log="$(mktemp)"
         [ "$blocked_rc" -ne 5 ] || blocked_rc=0
     fi
     echo "[test] pytest, CUDA backend in numba-cuda's simulator"
-    simulator_rc=0
     NUMBA_ENABLE_CUDASIM=1 run_pytest -m cuda tests/backends/test_cuda.py || simulator_rc=$?
-    cold_rc=0
-    if [ "$cold_beside" -eq 1 ]; then
-        echo "[test] pytest, the cold-compile tests"
-        run_pytest -m cold || cold_rc=$?
-    fi
-    [ "$blocked_rc" -eq 0 ] || exit "$blocked_rc"
-    [ "$simulator_rc" -eq 0 ] || exit "$simulator_rc"
-    exit "$cold_rc"
-) >"$background_log" 2>&1 &
-background=$!
+    [ "$blocked_rc" -eq 0 ] || return "$blocked_rc"
+    return "$simulator_rc"
+}
 
-echo "[test] pytest, all backends (beside it: the numba-blocked, simulator and cold passes, the CUDA compile)"
+cold_compiles() {
+    echo "[test] pytest, the cold-compile tests"
+    run_pytest -m cold
+}
+
+# the simulator runs kernels as Python and never type-checks them: compile every kernel for a
+# real GPU (sm_90) too, which needs NVVM and NVRTC (pip packages, no GPU). Where they cannot be
+# installed the step says so and is skipped; a kernel that does not compile fails the suite.
+cuda_compile() {
+    echo "[test] CUDA kernels compiled for sm_90 (scripts/compile_cuda.py)"
+    local rc=0
+    python scripts/compile_cuda.py --install || rc=$?
+    if [ "$rc" -eq 2 ]; then
+        echo "[test] the CUDA compiler cannot be installed here: kernels not compiled" >&2
+        rc=0
+    fi
+    return "$rc"
+}
+
+beside_pids=()
+beside_logs=()
+beside() {  # beside <command> [args]: run it in the background, its output to a log
+    local log
+    log="$(mktemp)"
+    ("$@") >"$log" 2>&1 &
+    beside_pids+=("$!")
+    beside_logs+=("$log")
+}
+
+beside blocked_then_simulator "$@"
+main_marks=""
+if [ "$#" -eq 0 ]; then
+    main_marks="not cold"
+    beside cold_compiles
+fi
+if python -c "import numba_cuda" 2>/dev/null; then
+    beside cuda_compile
+fi
+
+echo "[test] pytest, all backends (beside it: numba blocked, the simulator, the cold compiles, the CUDA compile)"
 main_rc=0
 FASTNDCG_NUMPY_BESIDE=1 run_pytest -m "$main_marks" "$@" || main_rc=$?
 
-background_rc=0
-wait "$background" || background_rc=$?
-cat "$background_log"
-rm -f "$background_log"
-compile_rc=0
-if [ -n "$compile_pid" ]; then
-    wait "$compile_pid" || compile_rc=$?
-    cat "$compile_log"
-    rm -f "$compile_log"
-    if [ "$compile_rc" -eq 2 ]; then
-        echo "[test] the CUDA compiler cannot be installed here: kernels not compiled" >&2
-        compile_rc=0
-    fi
-fi
+beside_rc=0
+for i in "${!beside_pids[@]}"; do
+    rc=0
+    wait "${beside_pids[$i]}" || rc=$?
+    cat "${beside_logs[$i]}"
+    rm -f "${beside_logs[$i]}"
+    [ "$beside_rc" -ne 0 ] || beside_rc="$rc"
+done
 [ "$main_rc" -eq 0 ] || exit "$main_rc"
-[ "$background_rc" -eq 0 ] || exit "$background_rc"
-exit "$compile_rc"
+exit "$beside_rc"

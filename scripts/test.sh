@@ -99,17 +99,20 @@ beside() {  # beside <command> [args]: run it in the background, its output to a
     beside_logs+=("$log")
 }
 
+echo "[test] beside the main pass: pytest with numba blocked, then the CUDA simulator"
 beside blocked_then_simulator "$@"
 main_marks=""
 if [ "$#" -eq 0 ]; then
     main_marks="not cold"
+    echo "[test] beside the main pass: the cold-compile tests"
     beside cold_compiles
 fi
 if python -c "import numba_cuda" 2>/dev/null; then
+    echo "[test] beside the main pass: the CUDA compile for sm_90"
     beside cuda_compile
 fi
 
-echo "[test] pytest, all backends (beside it: numba blocked, the simulator, the cold compiles, the CUDA compile)"
+echo "[test] pytest, all backends (the jobs above run beside it; their output follows)"
 main_rc=0
 FASTNDCG_NUMPY_BESIDE=1 run_pytest -m "$main_marks" "$@" || main_rc=$?
 

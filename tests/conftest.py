@@ -4,8 +4,8 @@
 test run sees a machine without numba: the import guard and the NumPy fallback are exercised for
 real (``scripts/test.sh`` runs the suite a second time that way, less the tests marked
 ``numba`` or ``subprocess``, and sets ``FASTNDCG_NUMPY_BESIDE=1`` for the first run, which then
-leaves the tests of ``backend="numpy"`` to the second). Tests run the command as ``COMMAND``, which blocks numba in the
-child process too.
+leaves the tests of ``backend="numpy"`` to the second). Tests run the command as ``COMMAND``,
+which blocks numba in the child process too.
 """
 
 from __future__ import annotations

@@ -478,7 +478,7 @@ def _signed_rank_flips(d: np.ndarray, alternative: str, zero_method: str) -> tup
     less = np.count_nonzero(null <= r_plus + tolerance) / (1 << m)
     greater = np.count_nonzero(null >= r_plus - tolerance) / (1 << m)
     if alternative == "less":
-        return r_plus, min(less, 1.0)
+        return r_plus, less
     if alternative == "greater":
-        return r_plus, min(greater, 1.0)
+        return r_plus, greater
     return min(r_plus, r_minus), min(2.0 * min(less, greater), 1.0)

@@ -178,8 +178,9 @@ def bpref(query, level, r, negative, no_nonrelevant):
             total += math.nan
         elif nonrel_above == 0:
             total += 1.0
-        else:
-            total += 1.0 - min(nonrel_above, r) / min(n_nonrel, r)
+        else:  # capped at 1: judgments lacking some of the rows' (N = 0 included)
+            bound = min(n_nonrel, r)
+            total += 1.0 - (min(min(nonrel_above, r) / bound, 1.0) if bound > 0 else 1.0)
     return total / r
 
 

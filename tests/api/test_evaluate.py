@@ -468,6 +468,30 @@ def test_a_preset_gives_its_tools_choices():
     assert trec["bpref"] == 1.0
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bpref_caps_its_penalty_where_the_judgment_list_lacks_non_relevant_rows(backend):
+    """Judged non-relevant rows rank above a relevant one, but the judgment list holds fewer
+    non-relevant judgments (N) than rank above it, none at all in the first case: the penalty
+    min(above, R) / min(N, R) is taken as 1, so that term is 0 (it was a ZeroDivisionError in
+    the Numba kernel and -inf in the NumPy one for N = 0, and below 0 for 0 < N < above)."""
+    cases = [
+        ([0, 0, 1, 2], [1.5, -0.7, 0.8, 1.7], [1, 2, 1, 4, 2, 2], 1 / 6),  # N = 0, R = 6
+        ([0, 0, 1], [0.9, 0.8, 0.7], [0, 1, 1, 1], 0.0),  # N = 1, two above, R = 3
+    ]
+    for grades, scores, judged, expected in cases:
+        result = fastndcg.evaluate(
+            grades,
+            scores,
+            measures=["bpref"],
+            ties="stable",
+            ideal="global",
+            ideal_grades=judged,
+            ideal_offsets=[0, len(judged)],
+            backend=backend,
+        )
+        assert result["bpref"] == pytest.approx(expected, abs=1e-15)
+
+
 # -- refusals --------------------------------------------------------------------------------
 
 

@@ -391,8 +391,20 @@ def _bpref(ranked, n, level, big_r, big_n, skip_negative, nan_without_nonrelevan
         elif above == 0:
             total += 1.0
         else:
-            total += 1.0 - min(above, big_r) / min(big_n, big_r)
+            total += 1.0 - _share_above(above, big_r, big_n)
     return total
+
+
+@njit(cache=True, inline="always")
+def _share_above(above, big_r, big_n):
+    """The penalty of bpref's term, ``min(above, R) / min(N, R)``, capped at 1.
+
+    It is at most 1 where the judgment lists hold the rows (``above <= N``); a list lacking
+    some of the rows' non-relevant judgments (``N = 0`` included, a division by zero) counts
+    as all of its ``min(N, R)`` ranked above.
+    """
+    bound = min(big_n, big_r)
+    return min(min(above, big_r) / bound, 1.0) if bound > 0 else 1.0
 
 
 @njit(cache=True, inline="always")

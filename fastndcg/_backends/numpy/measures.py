@@ -373,11 +373,12 @@ def _dividing_by_r(
             considered &= labels >= 0.0
         nonrelevant = considered & (labels < level)
         above = np.cumsum(nonrelevant, axis=1)
-        term = np.where(
-            above == 0,
-            1.0,
-            1.0 - np.minimum(above, r[:, None]) / np.minimum(big_n, r)[:, None],
-        )
+        # the penalty capped at 1: a judgment list lacking the rows' non-relevant judgments
+        # (N = 0 included) counts as all of its min(N, R) above (see numba's _share_above)
+        bound = np.minimum(big_n, r)[:, None]
+        share = np.ones(above.shape)
+        np.divide(np.minimum(above, r[:, None]), bound, out=share, where=bound > 0)
+        term = np.where(above == 0, 1.0, 1.0 - np.minimum(share, 1.0))
         if choice == 1:
             term = np.where((big_n == 0)[:, None], np.nan, term)
         term = np.where(considered & (labels >= level), term, 0.0)

@@ -12,7 +12,7 @@ value is their sum. A share is what the rank adds, divided by the measure's deno
   :math:`\prod_{j<i}(1 - s_j)`, over :math:`i`;
 - RBP: the rank's gain times its weight :math:`(1 - p) p^{i-1}`;
 - bpref: at each judged relevant rank, :math:`1 - \min(n_i, R) / \min(N, R)` (:math:`n_i` the
-  judged non-relevant documents above it), divided by :math:`R`;
+  judged non-relevant documents above it; the fraction capped at 1), divided by :math:`R`;
 - Judged@k and Unjudged@k: 1 for each (un)judged rank over the tool's denominator;
   NumRet@k and NumRelRet@k: 1 for each rank (relevant rank) counted;
 - nDCG and DCG: each rank's gain times its discount (divided by the IDCG for nDCG), as
@@ -430,8 +430,9 @@ class _Terms:
         if self.rules.bpref_negative == "skip":
             considered &= labels >= 0.0
         above = np.cumsum(considered & (labels < level))
-        scale = max(min(big_n, r), 1)
-        term = np.where(above == 0, 1.0, 1.0 - np.minimum(above, r) / scale)
+        bound = min(big_n, r)  # the share capped at 1, as the kernels cap it
+        share = np.minimum(above, r) / bound if bound > 0 else np.ones(self.n)
+        term = np.where(above == 0, 1.0, 1.0 - np.minimum(share, 1.0))
         counted = considered & (labels >= level)
         if self.rules.bpref_no_nonrelevant == "nan" and big_n == 0 and counted.any():
             term = np.full(self.n, np.nan)

@@ -479,17 +479,12 @@ def test_bpref_caps_its_penalty_where_the_judgment_list_lacks_non_relevant_rows(
         ([0, 0, 1], [0.9, 0.8, 0.7], [0, 1, 1, 1], 0.0),  # N = 1, two above, R = 3
     ]
     for grades, scores, judged, expected in cases:
-        result = fastndcg.evaluate(
-            grades,
-            scores,
-            measures=["bpref"],
-            ties="stable",
-            ideal="global",
-            ideal_grades=judged,
-            ideal_offsets=[0, len(judged)],
-            backend=backend,
-        )
+        lists = dict(ideal="global", ideal_grades=judged, ideal_offsets=[0, len(judged)])
+        options = dict(ties="stable", backend=backend, **lists)
+        result = fastndcg.evaluate(grades, scores, measures=["bpref"], **options)
         assert result["bpref"] == pytest.approx(expected, abs=1e-15)
+        explained = fastndcg.explain(grades, scores, measure="bpref", **options)
+        assert sum(row["share"] for row in explained.rows) == pytest.approx(expected, abs=1e-15)
 
 
 # -- refusals --------------------------------------------------------------------------------

@@ -89,7 +89,9 @@ def test_average_ties_ignore_row_order(backend, data, k, perm_seed, ideal):
 @given(data=ragged(max_queries=2, max_len=8), k=cutoffs, seed=st.integers(0, 2**32 - 1))
 def test_random_ties_average_to_expected_dcg(data, k, seed):
     """Random tie-breaking converges to the tie-averaged DCG: averaged over 400 copies of the
-    queries in one call (each copy has rows of its own, so draws of its own)."""
+    queries in one call (each copy has rows of its own, so draws of its own), within 5 standard
+    errors of the draws (a fixed share of the DCG failed 8% of the time on 4 tied rows, k=1;
+    draws that do not vary, as an order that is not random gives, must hit it exactly)."""
     offsets, grades, scores = data
     copies, lengths = 400, np.diff(offsets)
     many = np.concatenate([[0], np.cumsum(np.tile(lengths, copies))])
@@ -102,9 +104,10 @@ def test_random_ties_average_to_expected_dcg(data, k, seed):
         ties="random",
         seed=seed,
     ).dcg
-    draws = drawn.reshape(copies, *expected.shape).mean(axis=0)
-    scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
-    assert np.all(np.abs(draws - expected) <= 0.15 * scale)
+    draws = drawn.reshape(copies, *expected.shape)
+    error = draws.std(axis=0, ddof=1) / np.sqrt(copies)
+    rounding = 1e-12 * max(1.0, float(np.abs(expected).max(initial=0.0)))
+    assert np.all(np.abs(draws.mean(axis=0) - expected) <= 5 * error + rounding)
 
 
 @given(data=ragged(), k=cutoffs)

@@ -346,6 +346,7 @@ def run_measures_input(
         tie_key=prepared.tie_key,
         ideal=prepared.ideal,
         absent=absent,
+        rows_judged=False,
     )
     return MeasuresInput(prepared.definition, measuring, scoring, prepared)
 

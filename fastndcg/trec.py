@@ -106,7 +106,9 @@ def ndcg_run(
     definition, layout = prepared.definition, prepared.layout
     with definition.threads():
         try:
-            dcg, idcg = definition.score(layout, tie_key=prepared.tie_key, **prepared.ideal)
+            dcg, idcg = definition.score(
+                layout, tie_key=prepared.tie_key, rows_judged=False, **prepared.ideal
+            )
         except OptionError as exc:
             judged_grades = prepared.judged_grades
             if exc.option != "gain" or not judged_grades.size:

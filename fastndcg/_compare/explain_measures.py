@@ -135,7 +135,11 @@ def explain_measure_query(
     with definition.threads():
         plan = ranker.plan(ranker.held_scores(layout), **inputs)
         order, gains, _ = definition.backend.rank_query(plan, q)
-        dcg, idcg = ranker.score(layout, **inputs) if scored else (None, None)
+        dcg, idcg = (
+            ranker.score(layout, rows_judged=scoring.rows_judged, **inputs)
+            if scored
+            else (None, None)
+        )
     s, e = int(layout.offsets[q]), int(layout.offsets[q + 1])
     labels = np.asarray(scoring.labels[s:e], dtype=np.float64)[order]
     ranked_scores = None if plan.scores is None else plan.scores[s:e].astype(np.float64)[order]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numbers
 import os
+import sys
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -136,12 +138,20 @@ class Definition:
             )
 
     def score(
-        self, layout: Layout, *, shared: SharedRanking | None = None, **inputs: Any
+        self,
+        layout: Layout,
+        *,
+        shared: SharedRanking | None = None,
+        rows_judged: bool = True,
+        **inputs: Any,
     ) -> tuple[np.ndarray, np.ndarray]:
         """DCG and IDCG of every query of ``layout`` at every cutoff (call inside threads()).
 
         ``inputs`` as for :meth:`plan`; ``shared``: where the backend may write its ranking
-        (:attr:`~fastndcg._contract.Plan.shared`). Scores not checked yet
+        (:attr:`~fastndcg._contract.Plan.shared`). ``rows_judged``: every row is one of its
+        query's judgments, so with ``ideal="global"`` an NDCG above 1 means judgment lists that
+        lack rows given, and a warning says so (:func:`_warn_above_ideal`); False for TREC runs,
+        whose unjudged documents are rows without a judgment. Scores not checked yet
         (``layout.scores_checked``) are checked by the kernel as it reads them; a NaN or
         infinite one raises a ValueError here.
         So are float grades not scanned yet (``layout.grades_checked``) where the kernel counts
@@ -164,9 +174,12 @@ class Definition:
                 plan = replace(plan, shared=shared)
             dcg, idcg, flagged = self.backend.score(plan)
         if flagged and not layout.grades_checked:
-            return self.score(check_grades(layout, self.backend), shared=shared, **inputs)
+            layout = check_grades(layout, self.backend)
+            return self.score(layout, shared=shared, rows_judged=rows_judged, **inputs)
         if flagged and not layout.scores_checked:
             check_scores(layout, self.backend)
+        if self.ideal == "global" and rows_judged and plan is not None:
+            _warn_above_ideal(self.cutoffs, layout.query_ids, dcg, idcg, plan.discount)
         return dcg, idcg
 
     def plan(
@@ -325,6 +338,52 @@ class Definition:
             options=self.options(ranked) | ({} if w is None else {"weights": "per query"}),
             **(extra or {}),
         )
+
+
+# DCG and IDCG of the same gains may differ by rounding where the ranking is an ideal one
+# (tie groups' mean gains): a DCG this far above its IDCG is not rounding
+_ABOVE_IDEAL = 1e-9
+
+
+def _warn_above_ideal(
+    cutoffs: tuple[int | None, ...],
+    query_ids: np.ndarray,
+    dcg: np.ndarray,
+    idcg: np.ndarray,
+    discount: np.ndarray,
+) -> None:
+    """Warn where a DCG exceeds the positive IDCG of its judgment list (``ideal="global"``).
+
+    A judgment list holding every row given has a best ranking at least as good as any ranking
+    of those rows wherever discounts do not grow with the rank (every named discount), so an
+    NDCG above 1 means a list that lacks rows given. (A query whose list holds no relevant
+    judgment keeps the zero-IDCG rule, as trec_eval skips queries without judgments.)
+    """
+    if np.any(discount < 0) or np.any(np.diff(discount) > 0):
+        return  # (a discount growing with the rank: the best ranking is not by gain)
+    above = (idcg > 0) & (dcg > idcg * (1.0 + _ABOVE_IDEAL))
+    if not above.any():
+        return
+    q, j = np.argwhere(above)[0]
+    label = cutoff_label(cutoffs[j])
+    warnings.warn(
+        f"NDCG is above 1 for {np.count_nonzero(above.any(axis=1))} of {len(query_ids)} queries "
+        f"(first: query {plain(query_ids[q])!r}, DCG{label} = {dcg[q, j]:g}, IDCG{label} = "
+        f"{idcg[q, j]:g}): their judgment lists lack rows given, while `ideal='global'` takes "
+        "every row as one of its query's judgments; add the missing judgments to "
+        "`ideal_grades`, or score with `ideal='recall'`",
+        UserWarning,
+        stacklevel=_outside_the_package(),
+    )
+
+
+def _outside_the_package() -> int:
+    """The ``stacklevel`` of the innermost caller outside fastndcg (entry points nest deeply)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _random_seed(seed: Any) -> int:

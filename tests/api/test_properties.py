@@ -11,6 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from reference import Item, queries_from_csr, reference_ndcg
 from strategies import (
+    INDEPENDENT_JUDGMENTS,
     cutoffs,
     discount_option,
     discounts,
@@ -37,6 +38,7 @@ def judgment_lists(draw, n_queries):
     return offsets, np.array(grades, dtype=float)
 
 
+@INDEPENDENT_JUDGMENTS
 @given(
     data=ragged(),
     k=cutoffs,
@@ -333,6 +335,7 @@ def _check_dcg_and_idcg(backend, offsets, grades, scores, k, tie):
 GRADE_DTYPES = ["float64", "float32", "int64", "int32", "int16", "int8", "uint8"]
 
 
+@INDEPENDENT_JUDGMENTS
 @given(
     seed=st.integers(0, 2**32 - 1),
     lengths=st.lists(

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import DICT_GAIN, TABLE, halve
+from strategies import DICT_GAIN, INDEPENDENT_JUDGMENTS, TABLE, halve
 
 import fastndcg
 
@@ -125,6 +125,7 @@ def cutoff_sets():
     return st.lists(st.sampled_from(CUTOFFS), min_size=1, max_size=5, unique=True)
 
 
+@INDEPENDENT_JUDGMENTS
 @given(data=tie_heavy(), ideal=st.sampled_from(IDEALS), k=cutoff_sets(), seed=st.integers(0, 99))
 def test_average_is_bit_identical_under_row_permutation(backend, data, ideal, k, seed):
     rng = np.random.default_rng(seed)
@@ -136,6 +137,7 @@ def test_average_is_bit_identical_under_row_permutation(backend, data, ideal, k,
     assert_same_bits(a.per_query, b.per_query)
 
 
+@INDEPENDENT_JUDGMENTS
 @given(data=tie_heavy(), ideal=st.sampled_from(IDEALS), k=cutoff_sets(), seed=st.integers(0, 99))
 def test_cutoff_alone_is_bit_identical_to_cutoff_among_others(backend, data, ideal, k, seed):
     rng = np.random.default_rng(seed)

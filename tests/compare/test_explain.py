@@ -21,7 +21,16 @@ from reference import (
     reference_ndcg,
     tie_groups,
 )
-from strategies import discount_option, discounts, gain_option, gains, ideals, ragged, ties
+from strategies import (
+    INDEPENDENT_JUDGMENTS,
+    discount_option,
+    discounts,
+    gain_option,
+    gains,
+    ideals,
+    ragged,
+    ties,
+)
 
 import fastndcg
 from fastndcg import InputError, OptionError
@@ -67,6 +76,7 @@ def one_list(draw):
     return grades.astype(int), scores
 
 
+@INDEPENDENT_JUDGMENTS
 @given(
     data=one_list(),
     k=st.one_of(st.none(), st.integers(1, 16)),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -186,6 +188,30 @@ def test_query_without_judgments_has_zero_idcg(backend):
         backend=backend,
     )
     assert np.isnan(result.per_query[1, 0]) and result.n_skipped[0] == 1
+
+
+def test_judgment_lists_lacking_rows_given_warn_of_ndcg_above_1(backend):
+    """The rows are judgments, so a judgment list's ideal can only fall below them when it
+    lacks some: the values stand (each list's own ideal), and a warning names the first."""
+    grades, scores, offsets = [0, 0, 1, 2], [1.5, -0.7, 0.8, 1.7], [0, 4]
+    lacking = dict(ideal="global", ideal_grades=[1], ideal_offsets=[0, 1], backend=backend)
+    with pytest.warns(UserWarning, match=r"1 of 1 queries \(first: query 0, DCG@2 = 3, IDCG@2 = 1"):
+        result = fastndcg.ndcg(grades, scores, offsets=offsets, k=2, **lacking)
+    assert result.per_query[0, 0] == 3.0
+    with pytest.warns(UserWarning, match="NDCG is above 1") as caught:
+        fastndcg.evaluate(
+            grades, scores, offsets=offsets, measures=["nDCG@2"], ties="stable", **lacking
+        )
+    assert caught[0].filename == __file__  # the caller's line, not fastndcg's
+    holding = dict(ideal="global", ideal_grades=[2, 1, 0, 0, 3], ideal_offsets=[0, 5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fastndcg.ndcg(grades, scores, offsets=offsets, k=2, backend=backend, **holding)
+        # a list without relevant judgments: IDCG = 0 and the zero-IDCG rule, as before
+        empty = dict(ideal="global", ideal_grades=[0], ideal_offsets=[0, 1])
+        assert np.isnan(
+            fastndcg.ndcg(grades, scores, offsets=offsets, backend=backend, **empty).per_query[0, 0]
+        )
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.longdouble, ">f8", ">i4", "<u2"])

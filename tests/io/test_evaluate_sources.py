@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import INDEPENDENT_JUDGMENTS
 
 import fastndcg
 from fastndcg._errors import ColumnNotFoundError, InputError, OptionError, OptionTypeError
@@ -102,6 +103,7 @@ def test_ranked_rows_one_query_and_shuffled_string_ids(rows):
     np.testing.assert_array_equal(got.per_query, expected.per_query)
 
 
+@INDEPENDENT_JUDGMENTS
 def test_judgment_lists_count_unretrieved_relevant_documents(rows):
     ideal = dict(ideal_grades=[3, 1, 1, 2], ideal_qid=[0, 0, 1, 1], ideal="global")
     table = rows.filter(pa.compute.less(rows["qid"], 2))

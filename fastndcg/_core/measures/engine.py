@@ -89,7 +89,8 @@ class Scoring:
     ``labels``: each layout row's judgment grade, NaN where it has none. ``ideal``: what
     :meth:`Definition.score` takes for nDCG (judgment lists). ``tie_key``: document id places
     in descending order (trec_eval's ties), when known. ``absent``: the queries absent from the
-    run (scored as empty rankings), when known.
+    run (scored as empty rankings), when known. ``rows_judged``: every row is one of its query's
+    judgments (arrays and tables; a TREC run's unjudged documents are not).
     """
 
     layout: Layout
@@ -98,6 +99,7 @@ class Scoring:
     tie_key: np.ndarray | None = None
     ideal: dict[str, Any] | None = None
     absent: np.ndarray | None = None
+    rows_judged: bool = True
 
     @property
     def rows_are_judgments(self) -> bool:
@@ -292,7 +294,11 @@ def _scored(
         cutoffs.append(shared.rows.shape[1])  # its values are not read
     chosen = scored_definition(definition, rules, tuple(cutoffs), gain, below, ties, score_dtype)
     dcg, idcg = chosen.score(
-        scoring.layout, tie_key=scoring.tie_key, shared=shared, **(scoring.ideal or {})
+        scoring.layout,
+        tie_key=scoring.tie_key,
+        shared=shared,
+        rows_judged=scoring.rows_judged,
+        **(scoring.ideal or {}),
     )
     ndcg = dcg  # zero_idcg="error" is about nDCG: DCG alone never raises
     if any(measure.kind == "nDCG" for measure in measures):

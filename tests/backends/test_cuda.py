@@ -25,7 +25,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import queries_from_csr, reference_ndcg
-from strategies import cutoffs, discount_option, discounts, gain_option, gains, ideals, ragged, ties
+from strategies import (
+    INDEPENDENT_JUDGMENTS,
+    cutoffs,
+    discount_option,
+    discounts,
+    gain_option,
+    gains,
+    ideals,
+    ragged,
+    ties,
+)
 
 import fastndcg
 from fastndcg import _backends
@@ -322,6 +332,7 @@ def test_classify_files_each_list_under_the_smallest_width_holding_it():
 
 
 @needs_cuda
+@INDEPENDENT_JUDGMENTS
 def test_long_judgment_lists_and_ranked_input():
     rng = np.random.default_rng(6)
     offsets = np.array([0, 30, 31, 60])
